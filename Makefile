@@ -1,0 +1,42 @@
+# SPDX-License-Identifier: GPL-2.0
+# Entry points of the project; the work is done by scripts/.
+
+.PHONY: all check kernel kernel-perf tests tree patches refresh-patches deps clean help
+
+all: kernel tests
+
+help:
+	@echo "make check            build everything, run all tests (SMAP on and off)"
+	@echo "make kernel           debug kernel into build/kbuild-debug"
+	@echo "make kernel-perf      benchmark kernel into build/kbuild-perf"
+	@echo "make tests            selftests into build/selftests"
+	@echo "make patches          export the full series into build/patches"
+	@echo "make refresh-patches  rewrite patches/ from commits in build/linux"
+	@echo "scripts/vm --smap on|off -- CMD   run CMD in a guest"
+
+check:
+	@scripts/check
+
+deps:
+	@scripts/install-deps
+
+tree: deps
+	@scripts/prepare-tree
+
+kernel: deps
+	@scripts/build-kernel debug
+
+kernel-perf: deps
+	@scripts/build-kernel perf
+
+tests: kernel
+	@scripts/build-tests
+
+patches:
+	@scripts/export-patches
+
+refresh-patches:
+	@scripts/refresh-patches
+
+clean:
+	rm -rf build/kbuild-debug build/kbuild-perf build/selftests build/check build/patches

@@ -1,0 +1,792 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Userspace virtio-net driver over /dev/vhost-net; see vhost_net_lib.h.
+ *
+ * Ring protocol follows the virtio 1.x split ring: descriptors and avail
+ * entries are written before a release store of avail->idx; used->idx is
+ * read with an acquire load before the used entries.  The driver keeps its
+ * free list in private memory and rewrites every descriptor field it
+ * publishes, so ring pages that lose their contents between operations (the
+ * mm tests zap them) never corrupt driver state.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <arpa/inet.h>
+#include <linux/if_ether.h>
+#include <linux/if_packet.h>
+#include <linux/if_tun.h>
+#include <linux/vhost.h>
+#include <sys/eventfd.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+
+#include "vhost_net_lib.h"
+
+#define PAGE_SZ 4096UL
+#define ALIGN_UP(x, a) (((x) + (a) - 1) & ~((size_t)(a) - 1))
+#define MEM_TOP 0x7ffffffff000ULL	/* x86-64 TASK_SIZE_MAX */
+
+static const uint8_t drv_mac[ETH_ALEN] = { 0x02, 0x00, 0x00, 0x00, 0x00, 0x01 };
+
+#define smp_mb() __atomic_thread_fence(__ATOMIC_SEQ_CST)
+#define store_release(p, v) __atomic_store_n(p, v, __ATOMIC_RELEASE)
+#define load_acquire(p) __atomic_load_n(p, __ATOMIC_ACQUIRE)
+
+size_t vring_desc_size(unsigned int num)
+{
+	return 16UL * num;
+}
+
+size_t vring_avail_size(unsigned int num)
+{
+	return 6 + 2UL * num;		/* flags, idx, ring[num], used_event */
+}
+
+size_t vring_used_size(unsigned int num)
+{
+	return 6 + 8UL * num;		/* flags, idx, ring[num], avail_event */
+}
+
+static int xioctl(int fd, unsigned long req, void *arg)
+{
+	return ioctl(fd, req, arg) < 0 ? -errno : 0;
+}
+
+static void *map_anon(size_t len)
+{
+	void *p = mmap(NULL, len, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	return p == MAP_FAILED ? NULL : p;
+}
+
+static void vq_reset_state(struct vq *vq)
+{
+	unsigned int i;
+
+	memset(vq->desc, 0, vring_desc_size(vq->num));
+	memset(vq->avail, 0, vring_avail_size(vq->num));
+	memset(vq->used, 0, vring_used_size(vq->num));
+	vq->avail_idx = 0;
+	vq->last_used = 0;
+	vq->kick_old = 0;
+	vq->free_head = 0;
+	vq->num_free = vq->num;
+	for (i = 0; i < vq->num; i++)
+		vq->next_free[i] = i + 1;
+}
+
+static int vq_init(struct vq *vq, const struct vnet_opts *o,
+		   const struct vring_layout *l)
+{
+	unsigned int num = o->ring_num;
+	size_t avail_off = vring_desc_size(num);
+	size_t used_off = ALIGN_UP(avail_off + vring_avail_size(num), PAGE_SZ);
+
+	memset(vq, 0, sizeof(*vq));
+	vq->num = num;
+	vq->event_idx = o->event_idx;
+	vq->indirect = o->indirect;
+	vq->kick_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	vq->call_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	vq->chain_len = calloc(num, sizeof(*vq->chain_len));
+	vq->next_free = calloc(num, sizeof(*vq->next_free));
+	vq->ind = map_anon(ALIGN_UP(num * VQ_MAX_SG * sizeof(struct vring_desc),
+				    PAGE_SZ));
+	if (vq->kick_fd < 0 || vq->call_fd < 0 || !vq->chain_len ||
+	    !vq->next_free || !vq->ind)
+		return -ENOMEM;
+
+	if (l) {
+		vq->desc = l->desc;
+		vq->avail = l->avail;
+		vq->used = l->used;
+	} else {
+		vq->ring_len = ALIGN_UP(used_off + vring_used_size(num), PAGE_SZ);
+		vq->ring_mem = map_anon(vq->ring_len);
+		if (!vq->ring_mem)
+			return -ENOMEM;
+		vq->desc = vq->ring_mem;
+		vq->avail = (void *)((char *)vq->ring_mem + avail_off);
+		vq->used = (void *)((char *)vq->ring_mem + used_off);
+	}
+	vq_reset_state(vq);
+	return 0;
+}
+
+static void vq_fini(struct vq *vq)
+{
+	if (vq->kick_fd > 0)
+		close(vq->kick_fd);
+	if (vq->call_fd > 0)
+		close(vq->call_fd);
+	if (vq->ring_mem)
+		munmap(vq->ring_mem, vq->ring_len);
+	if (vq->ind)
+		munmap(vq->ind, ALIGN_UP(vq->num * VQ_MAX_SG *
+					 sizeof(struct vring_desc), PAGE_SZ));
+	free(vq->chain_len);
+	free(vq->next_free);
+	memset(vq, 0, sizeof(*vq));
+}
+
+bool vq_has_used(const struct vq *vq)
+{
+	return load_acquire(&vq->used->idx) != vq->last_used;
+}
+
+/*
+ * Publish a chain of n buffers (out device-readable ones first) and return
+ * its head, or -ENOSPC.  The chain goes through an indirect table when the
+ * queue uses them and n > 1.
+ */
+static int vq_add(struct vq *vq, const struct iovec *iov, int out, int in)
+{
+	bool ind = vq->indirect && out + in > 1;
+	int n = out + in, need = ind ? 1 : n, i;
+	struct vring_desc *d;
+	uint16_t head, idx;
+
+	if (n > VQ_MAX_SG || vq->num_free < need)
+		return -ENOSPC;
+	head = vq->free_head;
+	d = ind ? &vq->ind[head * VQ_MAX_SG] : NULL;
+	idx = head;
+	for (i = 0; i < n; i++) {
+		struct vring_desc *e = ind ? &d[i] : &vq->desc[idx];
+		uint16_t next = ind ? i + 1 : vq->next_free[idx];
+
+		e->addr = (uintptr_t)iov[i].iov_base;
+		e->len = iov[i].iov_len;
+		e->flags = (i >= out ? VRING_DESC_F_WRITE : 0) |
+			   (i + 1 < n ? VRING_DESC_F_NEXT : 0);
+		e->next = i + 1 < n ? next : 0;
+		if (!ind && i + 1 < n)
+			idx = next;
+	}
+	if (ind) {
+		vq->desc[head].addr = (uintptr_t)d;
+		vq->desc[head].len = n * sizeof(*d);
+		vq->desc[head].flags = VRING_DESC_F_INDIRECT;
+		vq->desc[head].next = 0;
+		idx = head;
+	}
+	vq->free_head = vq->next_free[idx];
+	vq->num_free -= need;
+	vq->chain_len[head] = need;
+	vq->avail->ring[vq->avail_idx % vq->num] = head;
+	vq->avail_idx++;
+	return head;
+}
+
+/* Take the next used entry: its head (freed) and length, or -EAGAIN. */
+static int vq_get_used(struct vq *vq, uint32_t *len)
+{
+	struct vring_used_elem *e;
+	uint16_t head, last;
+	int i;
+
+	if (!vq_has_used(vq))
+		return -EAGAIN;
+	e = &vq->used->ring[vq->last_used % vq->num];
+	head = e->id;
+	if (len)
+		*len = e->len;
+	if (head >= vq->num || !vq->chain_len[head])
+		return -EPROTO;
+	vq->last_used++;
+	for (i = 1, last = head; i < vq->chain_len[head]; i++)
+		last = vq->next_free[last];
+	vq->next_free[last] = vq->free_head;
+	vq->free_head = head;
+	vq->num_free += vq->chain_len[head];
+	vq->chain_len[head] = 0;
+	return head;
+}
+
+/* The event-idx words past the end of the avail and used rings. */
+static uint16_t *used_event(struct vq *vq)
+{
+	return &vq->avail->ring[vq->num];
+}
+
+static uint16_t *avail_event(struct vq *vq)
+{
+	return (uint16_t *)&vq->used->ring[vq->num];
+}
+
+static void vq_publish(struct vq *vq)
+{
+	store_release(&vq->avail->idx, vq->avail_idx);
+}
+
+static bool vq_kick_needed(struct vq *vq)
+{
+	uint16_t new = vq->avail_idx, old = vq->kick_old;
+
+	smp_mb();	/* avail->idx visible before we read the suppression */
+	vq->kick_old = new;
+	if (vq->event_idx)
+		return vring_need_event(load_acquire(avail_event(vq)), new, old);
+	return !(vq->used->flags & VRING_USED_F_NO_NOTIFY);
+}
+
+static void vq_kick(struct vq *vq)
+{
+	uint64_t one = 1;
+
+	vq_publish(vq);
+	if (!vq_kick_needed(vq)) {
+		vq->kicks_suppressed++;
+		return;
+	}
+	if (write(vq->kick_fd, &one, sizeof(one)) == sizeof(one))
+		vq->kicks++;
+}
+
+int vq_wait(struct vq *vq, int timeout_ms)
+{
+	struct pollfd p = { .fd = vq->call_fd, .events = POLLIN };
+	uint64_t v;
+
+	for (;;) {
+		if (vq_has_used(vq))
+			return 0;
+		/* Ask for a call on the next used entry, then look again. */
+		if (vq->event_idx)
+			store_release(used_event(vq), vq->last_used);
+		else
+			store_release(&vq->avail->flags, 0);
+		smp_mb();
+		if (vq_has_used(vq))
+			return 0;
+		if (poll(&p, 1, timeout_ms) <= 0)
+			return vq_has_used(vq) ? 0 : -ETIMEDOUT;
+		if (read(vq->call_fd, &v, sizeof(v)) < 0 && errno != EAGAIN)
+			return -errno;
+	}
+}
+
+static int tap_open(struct vnet *n)
+{
+	struct ifreq ifr = { .ifr_flags = IFF_TAP | IFF_NO_PI | IFF_VNET_HDR };
+	int len = n->hdr_len, off = TUN_F_CSUM | TUN_F_TSO4 | TUN_F_TSO6;
+	int fd = open("/dev/net/tun", O_RDWR | O_CLOEXEC);
+
+	if (fd < 0)
+		return -errno;
+	strcpy(ifr.ifr_name, "vhtest%d");
+	if (ioctl(fd, TUNSETIFF, &ifr) < 0 ||
+	    ioctl(fd, TUNSETVNETHDRSZ, &len) < 0 ||
+	    ioctl(fd, TUNSETOFFLOAD, off) < 0) {
+		int err = -errno;
+
+		close(fd);
+		return err;
+	}
+	memcpy(n->ifname, ifr.ifr_name, IFNAMSIZ);
+	n->tap_fd = fd;
+	return 0;
+}
+
+static int wire_open(struct vnet *n)
+{
+	struct ifreq ifr = {};
+	struct sockaddr_ll sll = { .sll_family = AF_PACKET,
+				   .sll_protocol = htons(ETH_P_ALL) };
+	int rcvbuf = 64 << 20;
+	int fd = socket(AF_PACKET, SOCK_RAW | SOCK_CLOEXEC, htons(ETH_P_ALL));
+
+	if (fd < 0)
+		return -errno;
+	n->sock_fd = fd;
+	strcpy(ifr.ifr_name, n->ifname);
+	if (ioctl(fd, SIOCGIFINDEX, &ifr) < 0)
+		return -errno;
+	n->ifindex = sll.sll_ifindex = ifr.ifr_ifindex;
+	/* Up before bind: binding to a down link leaves ENETDOWN pending. */
+	if (ioctl(fd, SIOCGIFFLAGS, &ifr) < 0)
+		return -errno;
+	ifr.ifr_flags |= IFF_UP;
+	if (ioctl(fd, SIOCSIFFLAGS, &ifr) < 0)
+		return -errno;
+	if (setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &rcvbuf, sizeof(rcvbuf)) ||
+	    setsockopt(fd, SOL_SOCKET, SO_SNDBUFFORCE, &rcvbuf, sizeof(rcvbuf)) ||
+	    bind(fd, (struct sockaddr *)&sll, sizeof(sll)))
+		return -errno;
+	return 0;
+}
+
+int vnet_set_rings(struct vnet *n)
+{
+	int i, r;
+
+	for (i = 0; i < 2; i++) {
+		struct vq *vq = &n->vq[i];
+		struct vhost_vring_state num = { .index = i, .num = vq->num };
+		struct vhost_vring_state base = { .index = i, .num = 0 };
+		struct vhost_vring_addr addr = {
+			.index = i,
+			.desc_user_addr = (uintptr_t)vq->desc,
+			.avail_user_addr = (uintptr_t)vq->avail,
+			.used_user_addr = (uintptr_t)vq->used,
+		};
+		struct vhost_vring_file kick = { .index = i, .fd = vq->kick_fd };
+		struct vhost_vring_file call = { .index = i, .fd = vq->call_fd };
+
+		r = xioctl(n->vhost_fd, VHOST_SET_VRING_NUM, &num);
+		if (!r)
+			r = xioctl(n->vhost_fd, VHOST_SET_VRING_BASE, &base);
+		if (!r)
+			r = xioctl(n->vhost_fd, VHOST_SET_VRING_ADDR, &addr);
+		if (!r)
+			r = xioctl(n->vhost_fd, VHOST_SET_VRING_KICK, &kick);
+		if (!r)
+			r = xioctl(n->vhost_fd, VHOST_SET_VRING_CALL, &call);
+		if (r)
+			return r;
+	}
+	return 0;
+}
+
+int vnet_set_backend(struct vnet *n, int qidx, int fd)
+{
+	struct vhost_vring_file b = { .index = qidx, .fd = fd };
+
+	return xioctl(n->vhost_fd, VHOST_NET_SET_BACKEND, &b);
+}
+
+int vnet_reset_owner(struct vnet *n)
+{
+	int r = vnet_set_backend(n, VNET_RX, -1);
+
+	if (!r)
+		r = vnet_set_backend(n, VNET_TX, -1);
+	if (!r)
+		r = xioctl(n->vhost_fd, VHOST_RESET_OWNER, NULL);
+	vq_reset_state(&n->vq[0]);
+	vq_reset_state(&n->vq[1]);
+	n->tx_pending = n->rx_posted = 0;
+	return r;
+}
+
+int vnet_setup(struct vnet *n)
+{
+	struct {
+		struct vhost_memory m;
+		struct vhost_memory_region r;
+	} mem = {
+		.m.nregions = 1,
+		.r = { .guest_phys_addr = 0, .memory_size = MEM_TOP,
+		       .userspace_addr = 0 },
+	};
+	uint64_t have;
+	int r;
+
+	r = xioctl(n->vhost_fd, VHOST_SET_OWNER, NULL);
+	if (!r)
+		r = xioctl(n->vhost_fd, VHOST_GET_FEATURES, &have);
+	if (r)
+		return r;
+	if ((have & n->features) != n->features)
+		return -EOPNOTSUPP;
+	r = xioctl(n->vhost_fd, VHOST_SET_FEATURES, &n->features);
+	if (!r)
+		r = xioctl(n->vhost_fd, VHOST_SET_MEM_TABLE, &mem);
+	if (!r)
+		r = vnet_set_rings(n);
+	if (!r)
+		r = vnet_set_backend(n, VNET_RX, n->tap_fd);
+	if (!r)
+		r = vnet_set_backend(n, VNET_TX, n->tap_fd);
+	return r;
+}
+
+int vnet_reopen(struct vnet *n)
+{
+	if (n->vhost_fd >= 0)
+		close(n->vhost_fd);
+	vq_reset_state(&n->vq[VNET_RX]);
+	vq_reset_state(&n->vq[VNET_TX]);
+	n->tx_pending = n->rx_posted = 0;
+	n->vhost_fd = open("/dev/vhost-net", O_RDWR | O_CLOEXEC);
+	if (n->vhost_fd < 0)
+		return -errno;
+	return vnet_setup(n);
+}
+
+int vnet_open(struct vnet *n, const struct vnet_opts *o)
+{
+	int i, r;
+
+	memset(n, 0, sizeof(*n));
+	n->vhost_fd = n->tap_fd = n->sock_fd = -1;
+	n->o = *o;
+	if (!n->o.ring_num)
+		n->o.ring_num = 256;
+	if (!n->o.buf_size)
+		n->o.buf_size = 2048;
+	n->hdr_len = sizeof(struct virtio_net_hdr_v1);
+	n->features = 1ULL << VIRTIO_F_VERSION_1;
+	if (o->event_idx)
+		n->features |= 1ULL << VIRTIO_RING_F_EVENT_IDX;
+	if (o->indirect)
+		n->features |= 1ULL << VIRTIO_RING_F_INDIRECT_DESC;
+	if (o->mrg_rxbuf)
+		n->features |= 1ULL << VIRTIO_NET_F_MRG_RXBUF;
+
+	for (i = 0; i < 2; i++) {
+		r = vq_init(&n->vq[i], &n->o, n->o.layout[i]);
+		if (r)
+			goto err;
+	}
+	n->bufs_len = n->o.ring_num * n->o.buf_size;
+	for (i = 0; i < 2; i++) {
+		n->bufs[i] = map_anon(n->bufs_len);
+		if (!n->bufs[i]) {
+			r = -ENOMEM;
+			goto err;
+		}
+	}
+	r = tap_open(n);
+	if (!r)
+		r = wire_open(n);
+	if (r)
+		goto err;
+	n->vhost_fd = open("/dev/vhost-net", O_RDWR | O_CLOEXEC);
+	if (n->vhost_fd < 0) {
+		r = -errno;
+		goto err;
+	}
+	r = vnet_setup(n);
+	if (r)
+		goto err;
+	return 0;
+err:
+	vnet_close(n);
+	return r;
+}
+
+void vnet_close(struct vnet *n)
+{
+	int i;
+
+	if (n->vhost_fd >= 0)
+		close(n->vhost_fd);
+	if (n->sock_fd >= 0)
+		close(n->sock_fd);
+	if (n->tap_fd >= 0)
+		close(n->tap_fd);
+	for (i = 0; i < 2; i++) {
+		vq_fini(&n->vq[i]);
+		if (n->bufs[i])
+			munmap(n->bufs[i], n->bufs_len);
+	}
+	n->vhost_fd = n->tap_fd = n->sock_fd = -1;
+}
+
+int vnet_tx_add(struct vnet *n, const struct virtio_net_hdr_v1 *hdr,
+		const void *data, size_t len)
+{
+	struct vq *vq = &n->vq[VNET_TX];
+	size_t hl = n->hdr_len;
+	struct iovec iov[2];
+	uint8_t *buf;
+	int head;
+
+	if (hl + len > n->o.buf_size)
+		return -EMSGSIZE;
+	/* The buffer of a chain is the one of its head; the head is free. */
+	head = vq->free_head;
+	if (vq->num_free < (n->o.split_hdr && !vq->indirect ? 2 : 1))
+		return -ENOSPC;
+	buf = n->bufs[VNET_TX] + (size_t)head * n->o.buf_size;
+	if (hdr)
+		memcpy(buf, hdr, hl);
+	else
+		memset(buf, 0, hl);
+	memcpy(buf + hl, data, len);
+	iov[0].iov_base = buf;
+	if (n->o.split_hdr) {
+		iov[0].iov_len = hl;
+		iov[1].iov_base = buf + hl;
+		iov[1].iov_len = len;
+		head = vq_add(vq, iov, 2, 0);
+	} else {
+		iov[0].iov_len = hl + len;
+		head = vq_add(vq, iov, 1, 0);
+	}
+	if (head >= 0)
+		n->tx_pending++;
+	return head < 0 ? head : 0;
+}
+
+void vnet_kick(struct vnet *n, int qidx)
+{
+	vq_kick(&n->vq[qidx]);
+}
+
+int vnet_tx_reap(struct vnet *n)
+{
+	int got = 0, r;
+
+	while ((r = vq_get_used(&n->vq[VNET_TX], NULL)) >= 0)
+		got++;
+	n->tx_pending -= got;
+	return r == -EAGAIN ? got : r;
+}
+
+int vnet_tx_one(struct vnet *n, const void *data, size_t len,
+		const struct virtio_net_hdr_v1 *hdr, int timeout_ms)
+{
+	int r;
+
+	for (;;) {
+		r = vnet_tx_add(n, hdr, data, len);
+		if (r != -ENOSPC)
+			break;
+		vnet_kick(n, VNET_TX);
+		r = vnet_tx_reap(n);
+		if (r < 0)
+			return r;
+		if (r == 0) {
+			r = vq_wait(&n->vq[VNET_TX], timeout_ms);
+			if (r)
+				return r;
+		}
+	}
+	if (!r)
+		vnet_kick(n, VNET_TX);
+	return r;
+}
+
+int vnet_tx_drain(struct vnet *n, int timeout_ms)
+{
+	int r;
+
+	vnet_kick(n, VNET_TX);
+	while (n->tx_pending) {
+		r = vnet_tx_reap(n);
+		if (r < 0)
+			return r;
+		if (r == 0 && n->tx_pending) {
+			r = vq_wait(&n->vq[VNET_TX], timeout_ms);
+			if (r)
+				return r;
+		}
+	}
+	return 0;
+}
+
+int vnet_rx_fill(struct vnet *n)
+{
+	struct vq *vq = &n->vq[VNET_RX];
+	int added = 0;
+
+	while (vq->num_free) {
+		struct iovec iov = {
+			.iov_base = n->bufs[VNET_RX] +
+				    (size_t)vq->free_head * n->o.buf_size,
+			.iov_len = n->o.buf_size,
+		};
+
+		if (vq_add(vq, &iov, 0, 1) < 0)
+			break;
+		added++;
+	}
+	n->rx_posted += added;
+	if (added)
+		vq_kick(vq);
+	return added;
+}
+
+static int rx_next_buf(struct vnet *n, uint8_t **buf, uint32_t *len,
+		       int timeout_ms)
+{
+	struct vq *vq = &n->vq[VNET_RX];
+	int head, r;
+
+	if (!vq_has_used(vq)) {
+		r = vq_wait(vq, timeout_ms);
+		if (r)
+			return r;
+	}
+	head = vq_get_used(vq, len);
+	if (head < 0)
+		return head;
+	n->rx_posted--;
+	if (*len > n->o.buf_size)
+		return -EPROTO;
+	*buf = n->bufs[VNET_RX] + (size_t)head * n->o.buf_size;
+	return 0;
+}
+
+int vnet_rx_one(struct vnet *n, void *frame, size_t len,
+		struct virtio_net_hdr_v1 *hdr, int timeout_ms)
+{
+	size_t hl = n->hdr_len, got = 0;
+	unsigned int nbufs = 1, i;
+	uint32_t blen;
+	uint8_t *buf;
+	int r;
+
+	r = rx_next_buf(n, &buf, &blen, timeout_ms);
+	if (r)
+		return r;
+	if (blen < hl)
+		return -EPROTO;
+	if (hdr)
+		memcpy(hdr, buf, hl);
+	if (n->features & (1ULL << VIRTIO_NET_F_MRG_RXBUF))
+		nbufs = ((struct virtio_net_hdr_v1 *)buf)->num_buffers;
+	if (!nbufs)
+		return -EPROTO;
+	for (i = 0; i < nbufs; i++) {
+		size_t off = i ? 0 : hl, take;
+
+		if (i) {
+			r = rx_next_buf(n, &buf, &blen, timeout_ms);
+			if (r)
+				return r == -ETIMEDOUT ? -EPROTO : r;
+		}
+		take = blen - off;
+		if (got + take > len)
+			return -EMSGSIZE;
+		memcpy((uint8_t *)frame + got, buf + off, take);
+		got += take;
+	}
+	if (n->vq[VNET_RX].num_free >= 32 ||
+	    n->vq[VNET_RX].num_free == n->vq[VNET_RX].num)
+		vnet_rx_fill(n);
+	return got;
+}
+
+int wire_send(struct vnet *n, const void *frame, size_t len)
+{
+	ssize_t r = send(n->sock_fd, frame, len, 0);
+
+	if (r < 0)
+		return -errno;
+	return r == (ssize_t)len ? 0 : -EIO;
+}
+
+int wire_recv(struct vnet *n, void *frame, size_t len, int timeout_ms)
+{
+	struct pollfd p = { .fd = n->sock_fd, .events = POLLIN };
+	struct sockaddr_ll from;
+	socklen_t fl;
+	ssize_t r;
+
+	for (;;) {
+		if (poll(&p, 1, timeout_ms) <= 0)
+			return -ETIMEDOUT;
+		fl = sizeof(from);
+		r = recvfrom(n->sock_fd, frame, len, MSG_TRUNC,
+			     (struct sockaddr *)&from, &fl);
+		if (r < 0)
+			return -errno;
+		/* Only what entered the TAP from vhost; not what left it. */
+		if (from.sll_pkttype == PACKET_OUTGOING)
+			continue;
+		return r > (ssize_t)len ? -EMSGSIZE : (int)r;
+	}
+}
+
+static uint8_t pattern(uint32_t seq, size_t i)
+{
+	return (uint8_t)(seq * 131 + i * 7 + (i >> 8));
+}
+
+void frame_fill(uint8_t *f, size_t len, const uint8_t *src, uint32_t seq)
+{
+	size_t i;
+
+	memset(f, 0xff, ETH_ALEN);
+	memcpy(f + ETH_ALEN, src ? src : drv_mac, ETH_ALEN);
+	f[12] = VNET_ETH_P >> 8;
+	f[13] = VNET_ETH_P & 0xff;
+	f[14] = seq >> 24;
+	f[15] = seq >> 16;
+	f[16] = seq >> 8;
+	f[17] = seq;
+	for (i = 18; i < len; i++)
+		f[i] = pattern(seq, i);
+}
+
+uint32_t frame_seq(const uint8_t *f)
+{
+	return (uint32_t)f[14] << 24 | f[15] << 16 | f[16] << 8 | f[17];
+}
+
+static uint16_t csum_fold(uint32_t sum)
+{
+	while (sum >> 16)
+		sum = (sum & 0xffff) + (sum >> 16);
+	return sum;
+}
+
+static uint32_t csum_add(uint32_t sum, const uint8_t *p, size_t len)
+{
+	size_t i;
+
+	for (i = 0; i + 1 < len; i += 2)
+		sum += p[i] << 8 | p[i + 1];
+	if (len & 1)
+		sum += p[len - 1] << 8;
+	return sum;
+}
+
+void frame_fill_tcp(uint8_t *f, size_t len, uint32_t seq)
+{
+	uint8_t *ip = f + 14, *tcp = ip + 20;
+	size_t ip_len = len - 14, tcp_len = ip_len - 20, i;
+	uint32_t ps;
+	uint16_t c;
+
+	memset(f, 0, 54);
+	memcpy(f, "\x02\x00\x00\x00\x00\x02", ETH_ALEN);
+	memcpy(f + ETH_ALEN, drv_mac, ETH_ALEN);
+	f[12] = 0x08;
+	ip[0] = 0x45;
+	ip[2] = ip_len >> 8;
+	ip[3] = ip_len;
+	ip[6] = 0x40;			/* DF */
+	ip[8] = 64;
+	ip[9] = 6;			/* TCP */
+	memcpy(ip + 12, "\x0a\x00\x00\x01\x0a\x00\x00\x02", 8);
+	c = ~csum_fold(csum_add(0, ip, 20));
+	ip[10] = c >> 8;
+	ip[11] = c;
+	tcp[0] = 0x9c; tcp[1] = 0x40;	/* 40000 -> 5001 */
+	tcp[2] = 0x13; tcp[3] = 0x89;
+	tcp[4] = seq >> 24; tcp[5] = seq >> 16; tcp[6] = seq >> 8; tcp[7] = seq;
+	tcp[12] = 5 << 4;
+	tcp[13] = 0x18;			/* PSH, ACK */
+	tcp[14] = 0xff; tcp[15] = 0xff;
+	for (i = 54; i < len; i++)
+		f[i] = pattern(seq, i);
+	/* CHECKSUM_PARTIAL: the field holds the pseudo-header sum. */
+	ps = csum_add(0, ip + 12, 8) + 6 + tcp_len;
+	c = csum_fold(ps);
+	tcp[16] = c >> 8;
+	tcp[17] = c;
+}
+
+void hdr_fill_tso(struct virtio_net_hdr_v1 *h, size_t len, uint16_t mss)
+{
+	memset(h, 0, sizeof(*h));
+	h->flags = VIRTIO_NET_HDR_F_NEEDS_CSUM;
+	h->gso_type = len - 54 > mss ? VIRTIO_NET_HDR_GSO_TCPV4 :
+				       VIRTIO_NET_HDR_GSO_NONE;
+	h->hdr_len = 54;
+	h->gso_size = len - 54 > mss ? mss : 0;
+	h->csum_start = 34;
+	h->csum_offset = 16;
+}

@@ -1,0 +1,140 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * A userspace virtio-net driver for /dev/vhost-net, for selftests and the
+ * benchmark.  Guest physical addresses equal this process's virtual addresses
+ * (one memory region covers the whole user address space), so rings and
+ * buffers may live in any mapping: anonymous, memfd, hugetlbfs.
+ *
+ * The vhost backend is a TAP with a virtio-net header.  The other end of the
+ * wire is an AF_PACKET socket bound to the TAP: what the driver transmits
+ * arrives there, what is sent there is received by the driver.
+ */
+#ifndef VHOST_NET_LIB_H
+#define VHOST_NET_LIB_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <net/if.h>
+#include <linux/virtio_net.h>
+#include <linux/virtio_ring.h>
+
+#define VNET_RX 0
+#define VNET_TX 1
+#define VNET_ETH_P 0x88b5	/* IEEE local experimental ethertype */
+
+/* Where a ring's three parts are; NULL fields are allocated by the library. */
+struct vring_layout {
+	void *desc;
+	void *avail;
+	void *used;
+};
+
+/* One split virtqueue as seen by the driver. */
+struct vq {
+	unsigned int num;
+	bool event_idx;
+	bool indirect;
+	struct vring_desc *desc;
+	struct vring_avail *avail;
+	struct vring_used *used;
+	void *ring_mem;			/* library-allocated ring memory, or NULL */
+	size_t ring_len;
+	int kick_fd;
+	int call_fd;
+	uint16_t avail_idx;		/* next avail->idx to publish */
+	uint16_t last_used;		/* next used entry to consume */
+	uint16_t kick_old;		/* avail_idx at the last kick decision */
+	uint16_t free_head;
+	uint16_t num_free;
+	uint16_t *next_free;		/* private free list, by descriptor */
+	uint16_t *chain_len;		/* descriptors per head (1 when indirect) */
+	struct vring_desc *ind;		/* num indirect tables of VQ_MAX_SG entries */
+	uint64_t kicks;			/* eventfd writes done */
+	uint64_t kicks_suppressed;	/* kicks the device said it did not need */
+};
+
+#define VQ_MAX_SG 8
+
+struct vnet_opts {
+	unsigned int ring_num;		/* power of two, default 256 */
+	bool event_idx;
+	bool indirect;			/* TX chains go through indirect tables */
+	bool mrg_rxbuf;
+	bool split_hdr;			/* TX header in its own descriptor */
+	size_t buf_size;		/* per-buffer size, default 2048 */
+	const struct vring_layout *layout[2];	/* optional ring placement */
+};
+
+struct vnet {
+	struct vnet_opts o;
+	int vhost_fd;
+	int tap_fd;
+	int sock_fd;			/* AF_PACKET on the TAP: the wire */
+	int ifindex;
+	char ifname[IFNAMSIZ];
+	uint64_t features;
+	size_t hdr_len;
+	struct vq vq[2];
+	uint8_t *bufs[2];		/* ring_num buffers of buf_size per vq */
+	size_t bufs_len;
+	uint64_t tx_pending;		/* TX buffers given, not yet used */
+	uint64_t rx_posted;		/* RX buffers given, not yet used */
+};
+
+/* Ring memory layout sizes, as virtio 1.x split rings define them. */
+size_t vring_desc_size(unsigned int num);
+size_t vring_avail_size(unsigned int num);
+size_t vring_used_size(unsigned int num);
+
+/* Whole device: TAP, vhost-net fd, owner, features, memory, rings, backend. */
+int vnet_open(struct vnet *n, const struct vnet_opts *o);
+void vnet_close(struct vnet *n);
+
+/* vhost ioctls, each returning 0 or -errno. */
+int vnet_set_rings(struct vnet *n);
+int vnet_set_backend(struct vnet *n, int qidx, int fd);
+int vnet_reset_owner(struct vnet *n);
+int vnet_setup(struct vnet *n);		/* owner..backend on an open fd */
+int vnet_reopen(struct vnet *n);	/* close the vhost fd, set up a new one */
+
+/* Transmit path. vnet_tx_add copies hdr (may be NULL) and data into a buffer. */
+int vnet_tx_add(struct vnet *n, const struct virtio_net_hdr_v1 *hdr,
+		const void *data, size_t len);
+/* Publish avail idx and kick if the device asks for it. */
+void vnet_kick(struct vnet *n, int qidx);
+/* Reap used TX buffers; returns how many. */
+int vnet_tx_reap(struct vnet *n);
+/* Send one packet, waiting for room when the ring is full; kicks. */
+int vnet_tx_one(struct vnet *n, const void *data, size_t len,
+		const struct virtio_net_hdr_v1 *hdr, int timeout_ms);
+/* Wait until every TX buffer given has been used; 0 or -ETIMEDOUT. */
+int vnet_tx_drain(struct vnet *n, int timeout_ms);
+
+/* Receive path. */
+int vnet_rx_fill(struct vnet *n);	/* post every free RX buffer */
+/*
+ * Next received packet, waiting up to timeout_ms.  Copies the virtio-net
+ * header and the frame (gathered from num_buffers buffers with mergeable
+ * RX buffers) out; returns the frame length, or -ETIMEDOUT / -EPROTO.
+ */
+int vnet_rx_one(struct vnet *n, void *frame, size_t len,
+		struct virtio_net_hdr_v1 *hdr, int timeout_ms);
+
+/* The wire. */
+int wire_send(struct vnet *n, const void *frame, size_t len);
+int wire_recv(struct vnet *n, void *frame, size_t len, int timeout_ms);
+
+/* Wait for the call eventfd of a queue, with interrupts enabled. */
+int vq_wait(struct vq *vq, int timeout_ms);
+bool vq_has_used(const struct vq *vq);
+
+/* Helpers for tests: a frame of our ethertype with a seeded payload. */
+void frame_fill(uint8_t *frame, size_t len, const uint8_t *src_mac,
+		uint32_t seq);
+uint32_t frame_seq(const uint8_t *frame);
+/* An IPv4/TCP frame of len bytes and its GSO header for a TSO send. */
+void frame_fill_tcp(uint8_t *frame, size_t len, uint32_t seq);
+void hdr_fill_tso(struct virtio_net_hdr_v1 *hdr, size_t len, uint16_t mss);
+
+#endif
