@@ -17,7 +17,7 @@
 #include "vhost_net_lib.h"
 
 #define WAIT_MS 10000
-#define BIG_FRAME (14 + 65535)		/* largest IPv4 frame: 64 KiB TSO */
+#define BIG_FRAME VNET_BIG_FRAME	/* largest IPv4 frame: 64 KiB TSO */
 
 FIXTURE(vhost_net) {
 	struct vnet n;
@@ -84,84 +84,24 @@ FIXTURE_TEARDOWN(vhost_net)
 	free(self->rx);
 }
 
-/* Frame i of a test: a pattern frame, or a TSO frame above 1514 bytes. */
-static size_t make_frame(uint8_t *f, size_t len, uint32_t seq,
-			 struct virtio_net_hdr_v1 *h)
-{
-	if (len > 1514) {
-		frame_fill_tcp(f, len, seq);
-		hdr_fill_tso(h, len, 1448);
-	} else {
-		frame_fill(f, len, NULL, seq);
-		memset(h, 0, sizeof(*h));
-	}
-	return len;
-}
-
-/*
- * Transmit count frames of the lengths in lens[] (cycled), batch at a time,
- * and check each arrives on the wire in order with the same bytes.
- */
-static void tx_check(struct __test_metadata *_metadata, FIXTURE_DATA(vhost_net) *self,
+static void tx_check(struct __test_metadata *_metadata,
+		     FIXTURE_DATA(vhost_net) *self,
 		     const size_t *lens, int nlens, int count, int batch)
 {
-	struct virtio_net_hdr_v1 h;
-	int sent = 0, seen = 0, i, r;
+	char why[VNET_WHY_LEN];
 
-	while (seen < count) {
-		int end = sent + batch < count ? sent + batch : count;
-
-		for (i = sent; i < end; i++) {
-			size_t len = make_frame(self->tx, lens[i % nlens], i, &h);
-
-			r = vnet_tx_one(&self->n, self->tx, len, &h, WAIT_MS);
-			ASSERT_EQ(0, r) TH_LOG("tx %d: %s", i, strerror(-r));
-		}
-		sent = end;
-		for (; seen < sent; seen++) {
-			size_t len = make_frame(self->tx, lens[seen % nlens],
-						seen, &h);
-
-			r = wire_recv(&self->n, self->rx, BIG_FRAME, WAIT_MS);
-			ASSERT_EQ((int)len, r) TH_LOG("frame %d", seen);
-			ASSERT_EQ(0, memcmp(self->tx, self->rx, len))
-				TH_LOG("frame %d differs", seen);
-		}
-	}
-	ASSERT_EQ(0, vnet_tx_drain(&self->n, WAIT_MS));
-	EXPECT_EQ(0, (int)self->n.tx_pending);
-	/* Nothing more than what was sent. */
-	EXPECT_EQ(-ETIMEDOUT, wire_recv(&self->n, self->rx, BIG_FRAME, 50));
+	ASSERT_EQ(0, vnet_check_tx(&self->n, lens, nlens, count, batch, 0, why))
+		TH_LOG("%s", why);
 }
 
-/* Send count frames into the TAP and check the driver receives each. */
-static void rx_check(struct __test_metadata *_metadata, FIXTURE_DATA(vhost_net) *self,
+static void rx_check(struct __test_metadata *_metadata,
+		     FIXTURE_DATA(vhost_net) *self,
 		     const size_t *lens, int nlens, int count, int batch)
 {
-	struct virtio_net_hdr_v1 h;
-	int sent = 0, seen = 0, i, r;
+	char why[VNET_WHY_LEN];
 
-	while (seen < count) {
-		int end = sent + batch < count ? sent + batch : count;
-
-		for (i = sent; i < end; i++) {
-			frame_fill(self->tx, lens[i % nlens], NULL, i);
-			ASSERT_EQ(0, wire_send(&self->n, self->tx,
-					       lens[i % nlens]));
-		}
-		sent = end;
-		for (; seen < sent; seen++) {
-			size_t len = lens[seen % nlens];
-
-			r = vnet_rx_one(&self->n, self->rx, BIG_FRAME, &h,
-					WAIT_MS);
-			ASSERT_EQ((int)len, r) TH_LOG("frame %d: %d", seen, r);
-			frame_fill(self->tx, len, NULL, seen);
-			ASSERT_EQ(0, memcmp(self->tx, self->rx, len))
-				TH_LOG("frame %d differs", seen);
-			EXPECT_EQ(0, h.gso_type);
-		}
-	}
+	ASSERT_EQ(0, vnet_check_rx(&self->n, lens, nlens, count, batch, 0, why))
+		TH_LOG("%s", why);
 }
 
 TEST_F(vhost_net, tx_64)

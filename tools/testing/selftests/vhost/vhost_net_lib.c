@@ -12,6 +12,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -96,11 +97,12 @@ static int vq_init(struct vq *vq, const struct vnet_opts *o,
 	vq->indirect = o->indirect;
 	vq->kick_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	vq->call_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	vq->err_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	vq->chain_len = calloc(num, sizeof(*vq->chain_len));
 	vq->next_free = calloc(num, sizeof(*vq->next_free));
 	vq->ind = map_anon(ALIGN_UP(num * VQ_MAX_SG * sizeof(struct vring_desc),
 				    PAGE_SZ));
-	if (vq->kick_fd < 0 || vq->call_fd < 0 || !vq->chain_len ||
+	if (vq->kick_fd < 0 || vq->call_fd < 0 || vq->err_fd < 0 || !vq->chain_len ||
 	    !vq->next_free || !vq->ind)
 		return -ENOMEM;
 
@@ -127,6 +129,8 @@ static void vq_fini(struct vq *vq)
 		close(vq->kick_fd);
 	if (vq->call_fd > 0)
 		close(vq->call_fd);
+	if (vq->err_fd > 0)
+		close(vq->err_fd);
 	if (vq->ring_mem)
 		munmap(vq->ring_mem, vq->ring_len);
 	if (vq->ind)
@@ -222,9 +226,17 @@ static uint16_t *avail_event(struct vq *vq)
 	return (uint16_t *)&vq->used->ring[vq->num];
 }
 
-static void vq_publish(struct vq *vq)
+void vq_publish(struct vq *vq)
 {
 	store_release(&vq->avail->idx, vq->avail_idx);
+}
+
+void vq_notify(struct vq *vq)
+{
+	uint64_t one = 1;
+
+	if (write(vq->kick_fd, &one, sizeof(one)) == sizeof(one))
+		vq->kicks++;
 }
 
 static bool vq_kick_needed(struct vq *vq)
@@ -240,15 +252,12 @@ static bool vq_kick_needed(struct vq *vq)
 
 static void vq_kick(struct vq *vq)
 {
-	uint64_t one = 1;
-
 	vq_publish(vq);
 	if (!vq_kick_needed(vq)) {
 		vq->kicks_suppressed++;
 		return;
 	}
-	if (write(vq->kick_fd, &one, sizeof(one)) == sizeof(one))
-		vq->kicks++;
+	vq_notify(vq);
 }
 
 int vq_wait(struct vq *vq, int timeout_ms)
@@ -324,6 +333,19 @@ static int wire_open(struct vnet *n)
 	return 0;
 }
 
+int vnet_set_vring_addr(struct vnet *n, int qidx)
+{
+	struct vq *vq = &n->vq[qidx];
+	struct vhost_vring_addr addr = {
+		.index = qidx,
+		.desc_user_addr = (uintptr_t)vq->desc,
+		.avail_user_addr = (uintptr_t)vq->avail,
+		.used_user_addr = (uintptr_t)vq->used,
+	};
+
+	return xioctl(n->vhost_fd, VHOST_SET_VRING_ADDR, &addr);
+}
+
 int vnet_set_rings(struct vnet *n)
 {
 	int i, r;
@@ -332,24 +354,21 @@ int vnet_set_rings(struct vnet *n)
 		struct vq *vq = &n->vq[i];
 		struct vhost_vring_state num = { .index = i, .num = vq->num };
 		struct vhost_vring_state base = { .index = i, .num = 0 };
-		struct vhost_vring_addr addr = {
-			.index = i,
-			.desc_user_addr = (uintptr_t)vq->desc,
-			.avail_user_addr = (uintptr_t)vq->avail,
-			.used_user_addr = (uintptr_t)vq->used,
-		};
 		struct vhost_vring_file kick = { .index = i, .fd = vq->kick_fd };
 		struct vhost_vring_file call = { .index = i, .fd = vq->call_fd };
+		struct vhost_vring_file err = { .index = i, .fd = vq->err_fd };
 
 		r = xioctl(n->vhost_fd, VHOST_SET_VRING_NUM, &num);
 		if (!r)
 			r = xioctl(n->vhost_fd, VHOST_SET_VRING_BASE, &base);
 		if (!r)
-			r = xioctl(n->vhost_fd, VHOST_SET_VRING_ADDR, &addr);
+			r = vnet_set_vring_addr(n, i);
 		if (!r)
 			r = xioctl(n->vhost_fd, VHOST_SET_VRING_KICK, &kick);
 		if (!r)
 			r = xioctl(n->vhost_fd, VHOST_SET_VRING_CALL, &call);
+		if (!r)
+			r = xioctl(n->vhost_fd, VHOST_SET_VRING_ERR, &err);
 		if (r)
 			return r;
 	}
@@ -488,6 +507,7 @@ void vnet_close(struct vnet *n)
 		vq_fini(&n->vq[i]);
 		if (n->bufs[i])
 			munmap(n->bufs[i], n->bufs_len);
+		n->bufs[i] = NULL;
 	}
 	n->vhost_fd = n->tap_fd = n->sock_fd = -1;
 }
@@ -789,4 +809,175 @@ void hdr_fill_tso(struct virtio_net_hdr_v1 *h, size_t len, uint16_t mss)
 	h->gso_size = len - 54 > mss ? mss : 0;
 	h->csum_start = 34;
 	h->csum_offset = 16;
+}
+
+static size_t make_frame(uint8_t *f, size_t len, uint32_t seq,
+			 struct virtio_net_hdr_v1 *h)
+{
+	if (len > 1514) {
+		frame_fill_tcp(f, len, seq);
+		hdr_fill_tso(h, len, 1448);
+	} else {
+		frame_fill(f, len, NULL, seq);
+		memset(h, 0, sizeof(*h));
+	}
+	return len;
+}
+
+#define WHY(...) (snprintf(why, VNET_WHY_LEN, __VA_ARGS__), -1)
+#define CHECK_WAIT_MS 10000
+
+/* One frame of a check: put frame seq on its way, or take it and compare. */
+static int check_send(struct vnet *n, int dir, size_t len, uint32_t seq,
+		      uint8_t *tx, char *why)
+{
+	struct virtio_net_hdr_v1 h;
+	int r;
+
+	make_frame(tx, len, seq, &h);
+	if (dir == VNET_TX) {
+		r = vnet_tx_one(n, tx, len, &h, CHECK_WAIT_MS);
+		return r ? WHY("tx %u: %s", seq, strerror(-r)) : 0;
+	}
+	return wire_send(n, tx, len) ? WHY("wire send %u: %s", seq,
+					   strerror(errno)) : 0;
+}
+
+static int check_recv(struct vnet *n, int dir, size_t len, uint32_t seq,
+		      uint8_t *tx, uint8_t *rx, char *why)
+{
+	struct virtio_net_hdr_v1 h = {}, want;
+	int r;
+
+	if (dir == VNET_TX)
+		r = wire_recv(n, rx, VNET_BIG_FRAME, CHECK_WAIT_MS);
+	else
+		r = vnet_rx_one(n, rx, VNET_BIG_FRAME, &h, CHECK_WAIT_MS);
+	make_frame(tx, len, seq, &want);
+	if (r != (int)len)
+		return WHY("frame %u: %d bytes, want %zu", seq, r, len);
+	if (memcmp(tx, rx, len))
+		return WHY("frame %u differs", seq);
+	if (dir == VNET_RX && h.gso_type)
+		return WHY("frame %u: gso_type %d", seq, h.gso_type);
+	return 0;
+}
+
+static int vnet_check(struct vnet *n, int dir, const size_t *lens, int nlens,
+		      int count, int batch, uint32_t seq0, char *why)
+{
+	uint8_t *tx = malloc(VNET_BIG_FRAME), *rx = malloc(VNET_BIG_FRAME);
+	int sent = 0, seen = 0, r = 0;
+
+	if (!tx || !rx)
+		r = WHY("out of memory");
+	while (!r && seen < count) {
+		int end = sent + batch < count ? sent + batch : count;
+
+		for (; !r && sent < end; sent++)
+			r = check_send(n, dir, lens[sent % nlens], seq0 + sent,
+				       tx, why);
+		for (; !r && seen < sent; seen++)
+			r = check_recv(n, dir, lens[seen % nlens], seq0 + seen,
+				       tx, rx, why);
+	}
+	if (!r && dir == VNET_TX && vnet_tx_drain(n, CHECK_WAIT_MS))
+		r = WHY("TX buffers not all used: %" PRIu64 " pending",
+			n->tx_pending);
+	if (!r && dir == VNET_TX &&
+	    wire_recv(n, rx, VNET_BIG_FRAME, 50) != -ETIMEDOUT)
+		r = WHY("more frames than sent");
+	free(tx);
+	free(rx);
+	return r;
+}
+
+int vnet_check_tx(struct vnet *n, const size_t *lens, int nlens, int count,
+		  int batch, uint32_t seq0, char *why)
+{
+	return vnet_check(n, VNET_TX, lens, nlens, count, batch, seq0, why);
+}
+
+int vnet_check_rx(struct vnet *n, const size_t *lens, int nlens, int count,
+		  int batch, uint32_t seq0, char *why)
+{
+	return vnet_check(n, VNET_RX, lens, nlens, count, batch, seq0, why);
+}
+
+int vnet_metamap_stats(struct vnet *n, int qidx, struct metamap_stats *s)
+{
+	char path[64], key[32], line[512];
+	int found = -ENOENT;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", n->vhost_fd);
+	snprintf(key, sizeof(key), "vq%d-metamap:", qidx);
+	f = fopen(path, "r");
+	if (!f)
+		return -errno;
+	while (fgets(line, sizeof(line), f)) {
+		if (strncmp(line, key, strlen(key)))
+			continue;
+		if (sscanf(line + strlen(key),
+			   " enabled=%d valid=%d fast=%" SCNu64 " fallback=%" SCNu64
+			   " invalidations=%" SCNu64 " remaps=%" SCNu64
+			   " remap_failures=%" SCNu64, &s->enabled, &s->valid,
+			   &s->fast, &s->fallback, &s->invalidations, &s->remaps,
+			   &s->remap_failures) == 7)
+			found = 0;
+	}
+	fclose(f);
+	return found;
+}
+
+int metamap_set_default(int on)
+{
+	const char *p = "/sys/module/vhost_metamap/parameters/enable";
+	char old = 0;
+	int fd = open(p, O_RDWR);
+
+	if (fd < 0)
+		return -1;
+	if (read(fd, &old, 1) != 1 ||
+	    pwrite(fd, on ? "Y" : "N", 1, 0) != 1)
+		old = 0;
+	close(fd);
+	return old == 'Y' ? 1 : old == 'N' ? 0 : -1;
+}
+
+static size_t vring_part_offsets(unsigned int num, size_t *avail, size_t *used)
+{
+	*avail = vring_desc_size(num);
+	*used = ALIGN_UP(*avail + vring_avail_size(num), PAGE_SZ);
+	return ALIGN_UP(*used + vring_used_size(num), PAGE_SZ);
+}
+
+size_t vnet_rings_size(unsigned int num)
+{
+	size_t a, u;
+
+	return 2 * vring_part_offsets(num, &a, &u);
+}
+
+void vnet_rings_layout(void *mem, unsigned int num, struct vring_layout l[2])
+{
+	size_t a, u, one = vring_part_offsets(num, &a, &u);
+	int i;
+
+	for (i = 0; i < 2; i++) {
+		char *base = (char *)mem + i * one;
+
+		l[i].desc = base;
+		l[i].avail = base + a;
+		l[i].used = base + u;
+	}
+}
+
+int vq_error_count(struct vq *vq)
+{
+	uint64_t v = 0;
+
+	if (read(vq->err_fd, &v, sizeof(v)) != sizeof(v))
+		return 0;
+	return (int)v;
 }

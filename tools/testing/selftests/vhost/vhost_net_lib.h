@@ -42,6 +42,7 @@ struct vq {
 	size_t ring_len;
 	int kick_fd;
 	int call_fd;
+	int err_fd;			/* signalled by vq_err() in vhost */
 	uint16_t avail_idx;		/* next avail->idx to publish */
 	uint16_t last_used;		/* next used entry to consume */
 	uint16_t kick_old;		/* avail_idx at the last kick decision */
@@ -93,6 +94,7 @@ void vnet_close(struct vnet *n);
 
 /* vhost ioctls, each returning 0 or -errno. */
 int vnet_set_rings(struct vnet *n);
+int vnet_set_vring_addr(struct vnet *n, int qidx);	/* vq's desc/avail/used */
 int vnet_set_backend(struct vnet *n, int qidx, int fd);
 int vnet_reset_owner(struct vnet *n);
 int vnet_setup(struct vnet *n);		/* owner..backend on an open fd */
@@ -125,9 +127,42 @@ int vnet_rx_one(struct vnet *n, void *frame, size_t len,
 int wire_send(struct vnet *n, const void *frame, size_t len);
 int wire_recv(struct vnet *n, void *frame, size_t len, int timeout_ms);
 
+/* Publish avail->idx; kick whatever the device's suppression says. */
+void vq_publish(struct vq *vq);
+void vq_notify(struct vq *vq);
+
 /* Wait for the call eventfd of a queue, with interrupts enabled. */
 int vq_wait(struct vq *vq, int timeout_ms);
 bool vq_has_used(const struct vq *vq);
+
+/*
+ * Byte-exact traffic checks.  vnet_check_tx transmits count frames of the
+ * lengths in lens[] (cycled; above 1514 bytes as TSO), batch at a time, and
+ * checks that each arrives on the wire in order with the same bytes;
+ * vnet_check_rx sends them into the TAP and checks what the driver receives.
+ * Both return 0, or -1 with the reason in why[].
+ */
+#define VNET_WHY_LEN 160
+#define VNET_BIG_FRAME (14 + 65535)
+int vnet_check_tx(struct vnet *n, const size_t *lens, int nlens, int count,
+		  int batch, uint32_t seq0, char *why);
+int vnet_check_rx(struct vnet *n, const size_t *lens, int nlens, int count,
+		  int batch, uint32_t seq0, char *why);
+
+/* Counters of the metadata direct map, from the vhost fd's fdinfo. */
+struct metamap_stats {
+	int enabled, valid;
+	uint64_t fast, fallback, invalidations, remaps, remap_failures;
+};
+int vnet_metamap_stats(struct vnet *n, int qidx, struct metamap_stats *s);
+/* Default for new devices (module parameter); returns the old one or -1. */
+int metamap_set_default(int on);
+
+/* Standard ring layout of both queues in caller memory of vnet_rings_size. */
+size_t vnet_rings_size(unsigned int num);
+void vnet_rings_layout(void *mem, unsigned int num, struct vring_layout l[2]);
+/* Nonzero if vhost signalled the queue's error eventfd since the last call. */
+int vq_error_count(struct vq *vq);
 
 /* Helpers for tests: a frame of our ethertype with a seeded payload. */
 void frame_fill(uint8_t *frame, size_t len, const uint8_t *src_mac,

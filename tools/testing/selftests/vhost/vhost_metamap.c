@@ -1,0 +1,805 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * vhost metadata direct map under mm events.  Each test runs traffic through
+ * vhost-net with byte-exact checks around an mm event on the ring memory,
+ * once with the direct map on and once with it off (variants map_on and
+ * map_off): both must see the same packets, and the map must never touch a
+ * page the process no longer maps (KASAN and the splat scan catch that).
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <linux/vhost.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+
+#include "../kselftest_harness.h"
+#include "vhost_net_lib.h"
+
+#define PAGE 4096UL
+#define HPAGE (2UL << 20)
+#define NUM 256
+
+#ifndef MADV_PAGEOUT
+#define MADV_PAGEOUT 21
+#endif
+#ifndef MADV_COLLAPSE
+#define MADV_COLLAPSE 25
+#endif
+#define MPOL_MF_MOVE (1 << 1)
+
+FIXTURE(metamap) {
+	struct vnet n;
+	void *rings;
+	size_t rings_len;
+	void *alloc;			/* what to munmap, may differ from rings */
+	size_t alloc_len;
+	int old_default;
+	uint32_t seq;
+};
+
+FIXTURE_VARIANT(metamap) {
+	bool map;
+};
+
+FIXTURE_VARIANT_ADD(metamap, map_on) {
+	.map = true,
+};
+
+FIXTURE_VARIANT_ADD(metamap, map_off) {
+	.map = false,
+};
+
+static int open_at(FIXTURE_DATA(metamap) *self, void *rings, unsigned int num)
+{
+	struct vring_layout l[2];
+	struct vnet_opts o = {
+		.ring_num = num, .event_idx = true, .mrg_rxbuf = true,
+		.layout = { &l[0], &l[1] },
+	};
+	int r;
+
+	vnet_rings_layout(rings, num, l);
+	memset(rings, 0, vnet_rings_size(num));
+	self->rings = rings;
+	self->rings_len = vnet_rings_size(num);
+	r = vnet_open(&self->n, &o);
+	if (!r)
+		vnet_rx_fill(&self->n);
+	return r;
+}
+
+static void *map_anon(size_t len)
+{
+	void *p = mmap(NULL, len, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	return p == MAP_FAILED ? NULL : p;
+}
+
+FIXTURE_SETUP(metamap)
+{
+	int r;
+
+	self->n.vhost_fd = self->n.tap_fd = self->n.sock_fd = -1;
+	if (access("/dev/vhost-net", R_OK | W_OK))
+		SKIP(return, "/dev/vhost-net: %s", strerror(errno));
+	self->old_default = metamap_set_default(variant->map);
+	if (self->old_default < 0 && variant->map)
+		SKIP(return, "no vhost_metamap module parameter");
+	self->alloc_len = vnet_rings_size(NUM);
+	self->alloc = map_anon(self->alloc_len);
+	ASSERT_NE(NULL, self->alloc);
+	r = open_at(self, self->alloc, NUM);
+	ASSERT_EQ(0, r) TH_LOG("vnet_open: %s", strerror(-r));
+}
+
+FIXTURE_TEARDOWN(metamap)
+{
+	vnet_close(&self->n);
+	if (self->alloc)
+		munmap(self->alloc, self->alloc_len);
+	if (self->old_default >= 0)
+		metamap_set_default(self->old_default);
+}
+
+/* count frames each way, byte-exact. */
+static void traffic(struct __test_metadata *_metadata,
+		    FIXTURE_DATA(metamap) *self, int count)
+{
+	static const size_t lens[] = { 60, 1514, 200, 777 };
+	char why[VNET_WHY_LEN];
+
+	ASSERT_EQ(0, vnet_check_tx(&self->n, lens, 4, count, 64, self->seq, why))
+		TH_LOG("tx: %s", why);
+	ASSERT_EQ(0, vnet_check_rx(&self->n, lens, 4, count, 64, self->seq, why))
+		TH_LOG("rx: %s", why);
+	self->seq += count;
+}
+
+static void stats(struct __test_metadata *_metadata,
+		  FIXTURE_DATA(metamap) *self, int q, struct metamap_stats *s)
+{
+	ASSERT_EQ(0, vnet_metamap_stats(&self->n, q, s));
+}
+
+/*
+ * With the map on, the fast path carried the traffic and at least inval
+ * invalidations hit the queue; with it off, nothing went through a map.
+ */
+static void expect_map(struct __test_metadata *_metadata,
+		       FIXTURE_DATA(metamap) *self,
+		       const FIXTURE_VARIANT(metamap) *variant, int q,
+		       uint64_t inval)
+{
+	struct metamap_stats s;
+
+	stats(_metadata, self, q, &s);
+	TH_LOG("vq%d: enabled=%d fast=%lu fallback=%lu inval=%lu remaps=%lu failures=%lu",
+	       q, s.enabled, s.fast, s.fallback, s.invalidations, s.remaps,
+	       s.remap_failures);
+	EXPECT_EQ(variant->map, s.enabled);
+	if (variant->map) {
+		EXPECT_LT(0, s.fast);
+		EXPECT_LE(1, s.remaps);
+		EXPECT_LE(inval, s.invalidations);
+	} else {
+		EXPECT_EQ(0, s.fast);
+		EXPECT_EQ(0, s.remaps);
+	}
+}
+
+/* The fast path is taken, and uaccess only around setup. */
+TEST_F(metamap, fast_path_counters)
+{
+	struct metamap_stats s;
+	int q;
+
+	traffic(_metadata, self, 1000);
+	for (q = 0; q < 2; q++) {
+		expect_map(_metadata, self, variant, q, 0);
+		stats(_metadata, self, q, &s);
+		EXPECT_EQ(0, s.remap_failures);
+		if (variant->map) {
+			EXPECT_LT(s.fallback * 100, s.fast);
+		} else {
+			EXPECT_EQ(0, s.fallback);
+		}
+	}
+}
+
+/* Unmap the TX rings under a pending kick: vhost reports an error. */
+TEST_F(metamap, munmap_tx_ring)
+{
+	struct pollfd p = { .fd = self->n.vq[VNET_TX].err_fd, .events = POLLIN };
+	struct metamap_stats s;
+	uint8_t frame[100];
+	size_t one = vnet_rings_size(NUM) / 2, len = 300;
+	char why[VNET_WHY_LEN];
+
+	traffic(_metadata, self, 100);
+	frame_fill(frame, sizeof(frame), NULL, 1);
+	ASSERT_EQ(0, vnet_tx_add(&self->n, NULL, frame, sizeof(frame)));
+	vq_publish(&self->n.vq[VNET_TX]);
+	ASSERT_EQ(0, munmap((char *)self->rings + one, one));
+	vq_notify(&self->n.vq[VNET_TX]);
+	ASSERT_EQ(1, poll(&p, 1, 5000)) TH_LOG("no error from vhost");
+	EXPECT_LE(1, vq_error_count(&self->n.vq[VNET_TX]));
+	EXPECT_EQ(-ETIMEDOUT, wire_recv(&self->n, frame, sizeof(frame), 200));
+	/* The RX queue, whose rings are still mapped, is unaffected. */
+	ASSERT_EQ(0, vnet_check_rx(&self->n, &len, 1, 200, 50, 7, why))
+		TH_LOG("%s", why);
+	stats(_metadata, self, VNET_TX, &s);
+	if (variant->map) {
+		EXPECT_LE(1, s.invalidations);
+		EXPECT_LE(1, s.remap_failures);
+	}
+	/* Teardown must not unmap the half that is gone twice. */
+	self->alloc_len = one;
+}
+
+/* Move the rings away and back: same address, same bytes, new pages. */
+TEST_F(metamap, mremap_away_and_back)
+{
+	void *tmp = map_anon(self->rings_len), *p;
+	int i;
+
+	ASSERT_NE(NULL, tmp);
+	for (i = 0; i < 3; i++) {
+		traffic(_metadata, self, 200);
+		p = mremap(self->rings, self->rings_len, self->rings_len,
+			   MREMAP_MAYMOVE | MREMAP_FIXED, tmp);
+		ASSERT_EQ(tmp, p);
+		p = mremap(tmp, self->rings_len, self->rings_len,
+			   MREMAP_MAYMOVE | MREMAP_FIXED, self->rings);
+		ASSERT_EQ(self->rings, p);
+		tmp = map_anon(self->rings_len);
+		ASSERT_NE(NULL, tmp);
+	}
+	traffic(_metadata, self, 200);
+	munmap(tmp, self->rings_len);
+	expect_map(_metadata, self, variant, VNET_TX, 3);
+	expect_map(_metadata, self, variant, VNET_RX, 3);
+}
+
+/* Move the rings and tell vhost the new addresses while running. */
+TEST_F(metamap, mremap_new_address)
+{
+	struct vring_layout l[2];
+	void *dst = map_anon(self->rings_len), *p;
+	int q;
+
+	ASSERT_NE(NULL, dst);
+	traffic(_metadata, self, 200);
+	p = mremap(self->rings, self->rings_len, self->rings_len,
+		   MREMAP_MAYMOVE | MREMAP_FIXED, dst);
+	ASSERT_EQ(dst, p);
+	self->alloc = dst;
+	vnet_rings_layout(dst, NUM, l);
+	for (q = 0; q < 2; q++) {
+		self->n.vq[q].desc = l[q].desc;
+		self->n.vq[q].avail = l[q].avail;
+		self->n.vq[q].used = l[q].used;
+		ASSERT_EQ(0, vnet_set_vring_addr(&self->n, q));
+	}
+	self->rings = dst;
+	traffic(_metadata, self, 500);
+	expect_map(_metadata, self, variant, VNET_TX, 1);
+}
+
+/*
+ * A read-only used ring must stay unwritten, map or not: frames still go
+ * out, but their used entries cannot be written and vhost reports it.  Once
+ * writable again, new buffers complete as usual.
+ */
+TEST_F(metamap, mprotect_used_ring_readonly)
+{
+	struct vq *vq = &self->n.vq[VNET_TX];
+	uint8_t frame[200], got[200];
+	uint16_t idx;
+	int i, r;
+
+	traffic(_metadata, self, 100);
+	idx = vq->used->idx;
+	ASSERT_EQ(0, mprotect(vq->used, PAGE, PROT_READ));
+	for (i = 0; i < 8; i++) {
+		frame_fill(frame, sizeof(frame), NULL, 5000 + i);
+		ASSERT_EQ(0, vnet_tx_add(&self->n, NULL, frame, sizeof(frame)));
+	}
+	vnet_kick(&self->n, VNET_TX);
+	for (i = 0; i < 8; i++) {
+		r = wire_recv(&self->n, got, sizeof(got), 5000);
+		ASSERT_EQ((int)sizeof(got), r);
+		frame_fill(frame, sizeof(frame), NULL, 5000 + i);
+		ASSERT_EQ(0, memcmp(frame, got, sizeof(got)));
+	}
+	usleep(200000);
+	EXPECT_EQ(idx, vq->used->idx) TH_LOG("used ring written while read-only");
+	EXPECT_LE(1, vq_error_count(vq));
+
+	ASSERT_EQ(0, mprotect(vq->used, PAGE, PROT_READ | PROT_WRITE));
+	/*
+	 * vhost could not write avail_event either, so the suppression it
+	 * shows is stale: kick unconditionally, as a driver recovering would.
+	 */
+	vq_notify(vq);
+	for (i = 0; i < 8; i++) {
+		frame_fill(frame, sizeof(frame), NULL, 6000 + i);
+		ASSERT_EQ(0, vnet_tx_one(&self->n, frame, sizeof(frame), NULL, 5000));
+		vq_notify(vq);
+		r = wire_recv(&self->n, got, sizeof(got), 5000);
+		ASSERT_EQ((int)sizeof(got), r);
+		ASSERT_EQ(0, memcmp(frame, got, sizeof(got)));
+	}
+	for (i = 0; i < 100 && self->n.tx_pending > 8; i++) {
+		vq_wait(vq, 100);
+		vnet_tx_reap(&self->n);
+	}
+	/* The 8 heads whose used entries were refused stay with vhost. */
+	EXPECT_EQ(8, (int)self->n.tx_pending);
+	expect_map(_metadata, self, variant, VNET_TX, 1);
+}
+
+/*
+ * fork() makes the ring pages copy-on-write: the parent's traffic must go on
+ * in the parent's copies, and the child's copy must not change.
+ */
+TEST_F(metamap, fork_cow_child_untouched)
+{
+	int round;
+
+	for (round = 0; round < 4; round++) {
+		int ready[2], done[2], status;
+		char c = 0;
+		pid_t pid;
+
+		ASSERT_EQ(0, pipe(ready));
+		ASSERT_EQ(0, pipe(done));
+		pid = fork();
+		ASSERT_LE(0, pid);
+		if (!pid) {
+			uint8_t *snap = malloc(self->rings_len);
+
+			memcpy(snap, self->rings, self->rings_len);
+			if (write(ready[1], &c, 1) != 1 || read(done[0], &c, 1) != 1)
+				_exit(2);
+			_exit(memcmp(snap, self->rings, self->rings_len) ? 1 : 0);
+		}
+		ASSERT_EQ(1, read(ready[0], &c, 1));
+		traffic(_metadata, self, 300);
+		ASSERT_EQ(1, write(done[1], &c, 1));
+		ASSERT_EQ(pid, waitpid(pid, &status, 0));
+		EXPECT_TRUE(WIFEXITED(status));
+		EXPECT_EQ(0, WEXITSTATUS(status)) TH_LOG("child's rings changed");
+		close(ready[0]); close(ready[1]); close(done[0]); close(done[1]);
+	}
+	expect_map(_metadata, self, variant, VNET_TX, 4);
+	expect_map(_metadata, self, variant, VNET_RX, 4);
+}
+
+/* Zap the idle TX descriptor table and avail ring: fresh zero pages. */
+TEST_F(metamap, madv_dontneed_desc_avail)
+{
+	struct vq *vq = &self->n.vq[VNET_TX];
+	int i;
+
+	for (i = 0; i < 5; i++) {
+		traffic(_metadata, self, 200);
+		ASSERT_EQ(0, madvise(vq->desc, (char *)vq->used - (char *)vq->desc,
+				     MADV_DONTNEED));
+	}
+	traffic(_metadata, self, 200);
+	expect_map(_metadata, self, variant, VNET_TX, 5);
+}
+
+static bool swap_on(void)
+{
+	FILE *f = fopen("/proc/swaps", "r");
+	char line[256];
+	int lines = 0;
+
+	if (!f)
+		return false;
+	while (fgets(line, sizeof(line), f))
+		lines++;
+	fclose(f);
+	if (lines > 1)
+		return true;
+	return !system("echo 128M > /sys/block/zram0/disksize 2>/dev/null; "
+		       "mkswap /dev/zram0 >/dev/null 2>&1 && swapon /dev/zram0");
+}
+
+/* Pages of [p, p+len) that are swapped out now, from /proc/self/pagemap. */
+static int swapped_pages(void *p, size_t len)
+{
+	int fd = open("/proc/self/pagemap", O_RDONLY), n = 0;
+	uint64_t e;
+	size_t i;
+
+	if (fd < 0)
+		return -1;
+	for (i = 0; i < len / PAGE; i++) {
+		off_t off = ((uintptr_t)p / PAGE + i) * sizeof(e);
+
+		if (pread(fd, &e, sizeof(e), off) == sizeof(e) && (e >> 62 & 1))
+			n++;
+	}
+	close(fd);
+	return n;
+}
+
+/* Swap the rings out to zram and back: no used-ring write is lost. */
+TEST_F(metamap, madv_pageout_zram_swap)
+{
+	uint8_t *snap = malloc(self->rings_len);
+	int i, n;
+
+	if (!swap_on())
+		SKIP(return, "no swap on zram");
+	ASSERT_NE(NULL, snap);
+	for (i = 0; i < 4; i++) {
+		traffic(_metadata, self, 300);
+		memcpy(snap, self->rings, self->rings_len);
+		ASSERT_EQ(0, madvise(self->rings, self->rings_len, MADV_PAGEOUT));
+		n = swapped_pages(self->rings, self->rings_len);
+		TH_LOG("round %d: %d of %zu ring pages swapped out", i, n,
+		       self->rings_len / PAGE);
+		EXPECT_LT(0, n);
+		ASSERT_EQ(0, memcmp(snap, self->rings, self->rings_len))
+			TH_LOG("ring contents changed across swap");
+	}
+	traffic(_metadata, self, 300);
+	free(snap);
+	expect_map(_metadata, self, variant, VNET_TX, 4);
+}
+
+struct migrator {
+	void *rings;
+	size_t len;
+	volatile bool stop;
+	int moves;
+	int errors;
+};
+
+static void *migrate_loop(void *arg)
+{
+	struct migrator *m = arg;
+	int n = m->len / PAGE, i, node = 1;
+	void *pages[64];
+	int nodes[64], status[64];
+
+	while (!m->stop) {
+		for (i = 0; i < n && i < 64; i++) {
+			pages[i] = (char *)m->rings + i * PAGE;
+			nodes[i] = node;
+		}
+		if (syscall(SYS_move_pages, 0, i, pages, nodes, status,
+			    MPOL_MF_MOVE))
+			m->errors++;
+		else if (status[0] == node)
+			m->moves++;
+		node ^= 1;
+		usleep(2000);
+	}
+	return NULL;
+}
+
+/* Migrate ring pages between the fake NUMA nodes while traffic flows. */
+TEST_F(metamap, migrate_pages_numa)
+{
+	struct migrator m = { .rings = self->rings, .len = self->rings_len };
+	pthread_t t;
+
+	if (access("/sys/devices/system/node/node1", F_OK))
+		SKIP(return, "one NUMA node (boot with numa=fake=2)");
+	traffic(_metadata, self, 100);
+	ASSERT_EQ(0, pthread_create(&t, NULL, migrate_loop, &m));
+	traffic(_metadata, self, 3000);
+	m.stop = true;
+	pthread_join(t, NULL);
+	TH_LOG("%d migrations, %d errors", m.moves, m.errors);
+	EXPECT_LE(4, m.moves);
+	traffic(_metadata, self, 100);
+	expect_map(_metadata, self, variant, VNET_TX, 4);
+}
+
+static long read_long(const char *path)
+{
+	char buf[64] = "";
+	int fd = open(path, O_RDONLY);
+	long v = -1;
+
+	if (fd >= 0 && read(fd, buf, sizeof(buf) - 1) > 0)
+		v = strtol(buf, NULL, 10);
+	if (fd >= 0)
+		close(fd);
+	return v;
+}
+
+static int write_str(const char *path, const char *s)
+{
+	int fd = open(path, O_WRONLY), r;
+
+	if (fd < 0)
+		return -1;
+	r = write(fd, s, strlen(s)) == (ssize_t)strlen(s) ? 0 : -1;
+	close(fd);
+	return r;
+}
+
+/* KSM merges identical TX descriptor pages; the next writes unmerge them. */
+TEST_F(metamap, ksm_merge_ring_pages)
+{
+	struct vq *vq = &self->n.vq[VNET_TX];
+	long merged = 0;
+	int i;
+
+	if (access("/sys/kernel/mm/ksm/run", W_OK))
+		SKIP(return, "no KSM");
+	/* 1024 entries: four pages of descriptors, made identical. */
+	vnet_close(&self->n);
+	munmap(self->alloc, self->alloc_len);
+	self->alloc_len = vnet_rings_size(1024);
+	self->alloc = map_anon(self->alloc_len);
+	ASSERT_NE(NULL, self->alloc);
+	ASSERT_EQ(0, open_at(self, self->alloc, 1024));
+	traffic(_metadata, self, 200);
+	for (i = 0; i < 1024; i++)
+		vq->desc[i] = (struct vring_desc){ .addr = 0x1000, .len = 64 };
+	ASSERT_EQ(0, madvise(self->rings, self->rings_len, MADV_MERGEABLE));
+	write_str("/sys/kernel/mm/ksm/sleep_millisecs", "0");
+	write_str("/sys/kernel/mm/ksm/pages_to_scan", "10000");
+	ASSERT_EQ(0, write_str("/sys/kernel/mm/ksm/run", "1"));
+	for (i = 0; i < 300 && merged <= 0; i++) {
+		usleep(50000);
+		merged = read_long("/proc/self/ksm_merging_pages");
+	}
+	TH_LOG("%ld ring pages merged", merged);
+	EXPECT_LT(0, merged);
+	traffic(_metadata, self, 500);
+	write_str("/sys/kernel/mm/ksm/run", "2");
+	traffic(_metadata, self, 100);
+	expect_map(_metadata, self, variant, VNET_TX, 1);
+}
+
+/* kB of AnonHugePages in the VMA that holds p. */
+static long anon_huge_kb(void *p)
+{
+	FILE *f = fopen("/proc/self/smaps", "r");
+	unsigned long lo, hi, a = (unsigned long)p;
+	char line[256];
+	bool in = false;
+	long kb = -1;
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f)) {
+		/* A VMA header ("lo-hi perms ..."), or a "Field: n kB" line. */
+		if (!strstr(line, " kB") && sscanf(line, "%lx-%lx", &lo, &hi) == 2)
+			in = a >= lo && a < hi;
+		else if (in && sscanf(line, "AnonHugePages: %ld kB", &kb) == 1)
+			break;
+	}
+	fclose(f);
+	return kb;
+}
+
+/* Rings in a transparent huge page: split it, collapse it, traffic on. */
+TEST_F(metamap, thp_split_and_collapse)
+{
+	char cmd[128];
+	void *raw, *huge;
+	long kb;
+
+	if (access("/sys/kernel/debug/split_huge_pages", W_OK))
+		SKIP(return, "no split_huge_pages in debugfs");
+	vnet_close(&self->n);
+	munmap(self->alloc, self->alloc_len);
+	self->alloc_len = 2 * HPAGE;
+	raw = map_anon(self->alloc_len);
+	ASSERT_NE(NULL, raw);
+	self->alloc = raw;
+	huge = (void *)(((uintptr_t)raw + HPAGE - 1) & ~(HPAGE - 1));
+	ASSERT_EQ(0, madvise(huge, HPAGE, MADV_HUGEPAGE));
+	memset(huge, 1, HPAGE);
+	kb = anon_huge_kb(huge);
+	if (kb < 2048)
+		SKIP(return, "no THP for the rings (AnonHugePages %ld kB)", kb);
+	ASSERT_EQ(0, open_at(self, huge, NUM));
+	traffic(_metadata, self, 300);
+
+	snprintf(cmd, sizeof(cmd), "%d,0x%lx,0x%lx", getpid(),
+		 (unsigned long)huge, (unsigned long)huge + HPAGE);
+	ASSERT_EQ(0, write_str("/sys/kernel/debug/split_huge_pages", cmd));
+	EXPECT_EQ(0, anon_huge_kb(huge));
+	traffic(_metadata, self, 300);
+
+	ASSERT_EQ(0, madvise(huge, HPAGE, MADV_COLLAPSE)) TH_LOG("collapse: %s", strerror(errno));
+	EXPECT_EQ(2048, anon_huge_kb(huge));
+	traffic(_metadata, self, 300);
+	expect_map(_metadata, self, variant, VNET_TX, 2);
+}
+
+/* Rings on hugetlbfs pages: the map covers them like any other. */
+TEST_F(metamap, hugetlbfs_rings)
+{
+	void *p;
+
+	write_str("/proc/sys/vm/nr_hugepages", "8");
+	p = mmap(NULL, HPAGE, PROT_READ | PROT_WRITE,
+		 MAP_PRIVATE | MAP_ANONYMOUS | MAP_HUGETLB, -1, 0);
+	if (p == MAP_FAILED)
+		SKIP(return, "no huge page: %s", strerror(errno));
+	vnet_close(&self->n);
+	munmap(self->alloc, self->alloc_len);
+	self->alloc = p;
+	self->alloc_len = HPAGE;
+	ASSERT_EQ(0, open_at(self, p, NUM));
+	traffic(_metadata, self, 1000);
+	expect_map(_metadata, self, variant, VNET_TX, 0);
+	expect_map(_metadata, self, variant, VNET_RX, 0);
+}
+
+struct syncer {
+	void *p;
+	size_t len;
+	volatile bool stop;
+	int syncs;
+};
+
+static void *msync_loop(void *arg)
+{
+	struct syncer *s = arg;
+
+	while (!s->stop) {
+		if (!msync(s->p, s->len, MS_SYNC))
+			s->syncs++;
+		usleep(1000);
+	}
+	return NULL;
+}
+
+/*
+ * Rings in a shared memfd, msync()ed while traffic flows and paged out
+ * between rounds: a second mapping of the file sees every used entry.
+ */
+TEST_F(metamap, memfd_shared_msync)
+{
+	size_t len = vnet_rings_size(NUM);
+	struct syncer s = { .len = len };
+	struct vq *vq = &self->n.vq[VNET_TX];
+	int fd = memfd_create("vhost-rings", 0), round;
+	uint8_t *view;
+	pthread_t t;
+
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, ftruncate(fd, len));
+	vnet_close(&self->n);
+	munmap(self->alloc, self->alloc_len);
+	self->alloc = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	view = mmap(NULL, len, PROT_READ, MAP_SHARED, fd, 0);
+	ASSERT_NE(MAP_FAILED, self->alloc);
+	ASSERT_NE(MAP_FAILED, view);
+	self->alloc_len = len;
+	ASSERT_EQ(0, open_at(self, self->alloc, NUM));
+	s.p = self->alloc;
+	ASSERT_EQ(0, pthread_create(&t, NULL, msync_loop, &s));
+	for (round = 0; round < 4; round++) {
+		traffic(_metadata, self, 300);
+		if (swap_on())
+			madvise(self->alloc, len, MADV_PAGEOUT);
+		ASSERT_EQ(vq->last_used,
+			  ((struct vring_used *)(view + ((uint8_t *)vq->used -
+					(uint8_t *)self->alloc)))->idx);
+	}
+	s.stop = true;
+	pthread_join(t, NULL);
+	TH_LOG("%d msyncs", s.syncs);
+	EXPECT_LT(0, s.syncs);
+	ASSERT_EQ(0, memcmp(view, self->alloc, len));
+	munmap(view, len);
+	close(fd);
+	expect_map(_metadata, self, variant, VNET_TX, 0);
+}
+
+/*
+ * Rings that cross page boundaries: the descriptor table spans two pages,
+ * used entries straddle one.  Then a descriptor table only 8-byte aligned,
+ * whose straddling entries must fall back to uaccess.
+ */
+TEST_F(metamap, rings_straddle_pages)
+{
+	struct vnet_opts o = { .ring_num = NUM, .event_idx = true, .mrg_rxbuf = true };
+	struct vring_layout l[2];
+	struct metamap_stats s;
+	char *m;
+	int q, pass;
+
+	vnet_close(&self->n);
+	munmap(self->alloc, self->alloc_len);
+	self->alloc_len = 32 * PAGE;
+	self->alloc = map_anon(self->alloc_len);
+	ASSERT_NE(NULL, self->alloc);
+	m = self->alloc;
+	for (pass = 0; pass < 2; pass++) {
+		for (q = 0; q < 2; q++) {
+			char *b = m + q * 12 * PAGE;
+
+			l[q].desc = b + PAGE - 16 * 5 - (pass ? 8 : 0);
+			l[q].avail = b + 3 * PAGE - 100;
+			l[q].used = b + 6 * PAGE - 8;	/* ring[0].len on the next page */
+			o.layout[q] = &l[q];
+		}
+		memset(m, 0, self->alloc_len);
+		ASSERT_EQ(0, vnet_open(&self->n, &o));
+		vnet_rx_fill(&self->n);
+		traffic(_metadata, self, 600);
+		expect_map(_metadata, self, variant, VNET_TX, 0);
+		stats(_metadata, self, VNET_TX, &s);
+		if (variant->map && pass)
+			EXPECT_LT(0, s.fallback);
+		vnet_close(&self->n);
+	}
+	ASSERT_EQ(0, open_at(self, self->alloc, NUM));
+}
+
+/* The owner exits with buffers in flight; a new device works after. */
+TEST_F(metamap, owner_exit_while_running)
+{
+	int i, status;
+
+	for (i = 0; i < 3; i++) {
+		pid_t pid = fork();
+
+		ASSERT_LE(0, pid);
+		if (!pid) {
+			struct vnet n;
+			struct vnet_opts o = { .ring_num = NUM, .event_idx = true };
+			uint8_t f[1000];
+			int k;
+
+			if (vnet_open(&n, &o))
+				_exit(2);
+			vnet_rx_fill(&n);
+			for (k = 0; k < NUM; k++) {
+				frame_fill(f, sizeof(f), NULL, k);
+				if (vnet_tx_add(&n, NULL, f, sizeof(f)))
+					break;
+			}
+			vnet_kick(&n, VNET_TX);
+			_exit(0);	/* everything in flight */
+		}
+		ASSERT_EQ(pid, waitpid(pid, &status, 0));
+		EXPECT_TRUE(WIFEXITED(status));
+		EXPECT_EQ(0, WEXITSTATUS(status));
+	}
+	traffic(_metadata, self, 300);
+}
+
+#define OOM_CG "/sys/fs/cgroup/vhost-selftest-oom"
+
+/*
+ * An owner inside a small memcg runs traffic and then allocates until the
+ * OOM killer takes it; the OOM reaper tears its mm down while vhost may
+ * still be mapped (non-blockable invalidations).
+ */
+TEST_F_TIMEOUT(metamap, oom_kill_owner_in_memcg, 300)
+{
+	int status, go[2];
+	pid_t pid;
+	char c;
+
+	if (write_str("/sys/fs/cgroup/cgroup.subtree_control", "+memory"))
+		SKIP(return, "no memory controller");
+	mkdir(OOM_CG, 0755);
+	ASSERT_EQ(0, write_str(OOM_CG "/memory.max", "48M"));
+	write_str(OOM_CG "/memory.swap.max", "0");
+	ASSERT_EQ(0, pipe(go));
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid) {
+		struct vnet n;
+		struct vnet_opts o = { .ring_num = NUM, .event_idx = true };
+		char why[VNET_WHY_LEN], pidstr[16];
+		size_t len = 500;
+
+		snprintf(pidstr, sizeof(pidstr), "%d", getpid());
+		if (write_str(OOM_CG "/cgroup.procs", pidstr) || vnet_open(&n, &o))
+			_exit(2);
+		vnet_rx_fill(&n);
+		if (vnet_check_tx(&n, &len, 1, 300, 64, 0, why))
+			_exit(3);
+		if (write(go[1], "g", 1) != 1)
+			_exit(4);
+		/* Buffers in flight, then eat memory until killed. */
+		for (;;) {
+			char *p = malloc(1 << 20);
+
+			if (p)
+				memset(p, 0x5a, 1 << 20);
+			vnet_tx_add(&n, NULL, why, 100);
+			vnet_kick(&n, VNET_TX);
+		}
+	}
+	ASSERT_EQ(1, read(go[0], &c, 1)) TH_LOG("child failed before the OOM");
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	EXPECT_TRUE(WIFSIGNALED(status));
+	if (WIFSIGNALED(status))
+		EXPECT_EQ(SIGKILL, WTERMSIG(status));
+	rmdir(OOM_CG);
+	close(go[0]);
+	close(go[1]);
+	traffic(_metadata, self, 300);
+}
+
+TEST_HARNESS_MAIN
