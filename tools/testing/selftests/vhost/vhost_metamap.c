@@ -178,6 +178,26 @@ TEST_F(metamap, fast_path_counters)
 	}
 }
 
+/* With a device IOTLB, addresses are IOVAs: the map stays out of it. */
+TEST_F(metamap, iotlb_no_fast_path)
+{
+	struct vnet_opts o = { .ring_num = NUM, .event_idx = true, .iotlb = true };
+	struct metamap_stats s;
+	int q;
+
+	vnet_close(&self->n);
+	ASSERT_EQ(0, vnet_open(&self->n, &o));
+	vnet_rx_fill(&self->n);
+	traffic(_metadata, self, 500);
+	for (q = 0; q < 2; q++) {
+		stats(_metadata, self, q, &s);
+		EXPECT_EQ(variant->map, s.enabled);
+		EXPECT_EQ(0, s.valid);
+		EXPECT_EQ(0, s.fast);
+		EXPECT_EQ(0, s.remaps);
+	}
+}
+
 /* Unmap the TX rings under a pending kick: vhost reports an error. */
 TEST_F(metamap, munmap_tx_ring)
 {

@@ -396,6 +396,18 @@ int vnet_reset_owner(struct vnet *n)
 	return r;
 }
 
+/* A device IOTLB that maps every IOVA to the same user address. */
+static int vnet_iotlb_identity(struct vnet *n)
+{
+	struct vhost_msg_v2 m = {
+		.type = VHOST_IOTLB_MSG_V2,
+		.iotlb = { .iova = 0, .size = MEM_TOP, .uaddr = 0,
+			   .perm = VHOST_ACCESS_RW, .type = VHOST_IOTLB_UPDATE },
+	};
+
+	return write(n->vhost_fd, &m, sizeof(m)) == sizeof(m) ? 0 : -errno;
+}
+
 int vnet_setup(struct vnet *n)
 {
 	struct {
@@ -416,7 +428,16 @@ int vnet_setup(struct vnet *n)
 		return r;
 	if ((have & n->features) != n->features)
 		return -EOPNOTSUPP;
+	if (n->o.iotlb) {
+		uint64_t bf = 1ULL << VHOST_BACKEND_F_IOTLB_MSG_V2;
+
+		r = xioctl(n->vhost_fd, VHOST_SET_BACKEND_FEATURES, &bf);
+		if (r)
+			return r;
+	}
 	r = xioctl(n->vhost_fd, VHOST_SET_FEATURES, &n->features);
+	if (!r && n->o.iotlb)
+		r = vnet_iotlb_identity(n);
 	if (!r)
 		r = xioctl(n->vhost_fd, VHOST_SET_MEM_TABLE, &mem);
 	if (!r)
@@ -460,6 +481,8 @@ int vnet_open(struct vnet *n, const struct vnet_opts *o)
 		n->features |= 1ULL << VIRTIO_RING_F_INDIRECT_DESC;
 	if (o->mrg_rxbuf)
 		n->features |= 1ULL << VIRTIO_NET_F_MRG_RXBUF;
+	if (o->iotlb)
+		n->features |= 1ULL << VIRTIO_F_ACCESS_PLATFORM;
 
 	for (i = 0; i < 2; i++) {
 		r = vq_init(&n->vq[i], &n->o, n->o.layout[i]);

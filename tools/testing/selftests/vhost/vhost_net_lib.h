@@ -63,6 +63,7 @@ struct vnet_opts {
 	bool indirect;			/* TX chains go through indirect tables */
 	bool mrg_rxbuf;
 	bool split_hdr;			/* TX header in its own descriptor */
+	bool iotlb;			/* VIRTIO_F_ACCESS_PLATFORM, IOVA == VA */
 	size_t buf_size;		/* per-buffer size, default 2048 */
 	const struct vring_layout *layout[2];	/* optional ring placement */
 };
