@@ -19,6 +19,7 @@
 #include <linux/vhost.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -788,23 +789,79 @@ TEST_F(metamap, owner_exit_while_running)
 
 #define OOM_CG "/sys/fs/cgroup/vhost-selftest-oom"
 
+static int send_fd(int sock, int fd)
+{
+	char c = 'f', cbuf[CMSG_SPACE(sizeof(int))] = {};
+	struct iovec iov = { .iov_base = &c, .iov_len = 1 };
+	struct msghdr m = { .msg_iov = &iov, .msg_iovlen = 1,
+			    .msg_control = cbuf, .msg_controllen = sizeof(cbuf) };
+	struct cmsghdr *cm = CMSG_FIRSTHDR(&m);
+
+	cm->cmsg_level = SOL_SOCKET;
+	cm->cmsg_type = SCM_RIGHTS;
+	cm->cmsg_len = CMSG_LEN(sizeof(int));
+	memcpy(CMSG_DATA(cm), &fd, sizeof(int));
+	return sendmsg(sock, &m, 0) == 1 ? 0 : -1;
+}
+
+static int recv_fd(int sock)
+{
+	char c, cbuf[CMSG_SPACE(sizeof(int))];
+	struct iovec iov = { .iov_base = &c, .iov_len = 1 };
+	struct msghdr m = { .msg_iov = &iov, .msg_iovlen = 1,
+			    .msg_control = cbuf, .msg_controllen = sizeof(cbuf) };
+	struct cmsghdr *cm;
+	int fd;
+
+	if (recvmsg(sock, &m, 0) != 1)
+		return -1;
+	cm = CMSG_FIRSTHDR(&m);
+	if (!cm || cm->cmsg_type != SCM_RIGHTS)
+		return -1;
+	memcpy(&fd, CMSG_DATA(cm), sizeof(int));
+	return fd;
+}
+
+/* Whether the kernel log says the OOM reaper reaped pid. */
+static bool reaped(pid_t pid)
+{
+	char want[64], rec[1024];
+	int fd = open("/dev/kmsg", O_RDONLY | O_NONBLOCK);
+	bool found = false;
+	ssize_t r;
+
+	if (fd < 0)
+		return false;
+	snprintf(want, sizeof(want), "oom_reaper: reaped process %d ", pid);
+	while ((r = read(fd, rec, sizeof(rec) - 1)) > 0 || (r < 0 && errno == EPIPE)) {
+		if (r <= 0)
+			continue;
+		rec[r] = 0;
+		if (strstr(rec, want))
+			found = true;
+	}
+	close(fd);
+	return found;
+}
+
 /*
- * An owner inside a small memcg runs traffic and then allocates until the
- * OOM killer takes it; the OOM reaper tears its mm down while vhost may
- * still be mapped (non-blockable invalidations).
+ * An owner inside a small memcg runs traffic, hands its vhost fd to us and
+ * allocates until the OOM killer takes it.  vhost's reference keeps the mm
+ * alive after the kill, so the OOM reaper tears its memory down (the
+ * non-blockable invalidation path) while the map is registered; then we
+ * close the device.
  */
 TEST_F_TIMEOUT(metamap, oom_kill_owner_in_memcg, 300)
 {
-	int status, go[2];
+	int status, sv[2], vfd, i;
 	pid_t pid;
-	char c;
 
 	if (write_str("/sys/fs/cgroup/cgroup.subtree_control", "+memory"))
 		SKIP(return, "no memory controller");
 	mkdir(OOM_CG, 0755);
 	ASSERT_EQ(0, write_str(OOM_CG "/memory.max", "48M"));
 	write_str(OOM_CG "/memory.swap.max", "0");
-	ASSERT_EQ(0, pipe(go));
+	ASSERT_EQ(0, socketpair(AF_UNIX, SOCK_DGRAM, 0, sv));
 	pid = fork();
 	ASSERT_LE(0, pid);
 	if (!pid) {
@@ -819,7 +876,7 @@ TEST_F_TIMEOUT(metamap, oom_kill_owner_in_memcg, 300)
 		vnet_rx_fill(&n);
 		if (vnet_check_tx(&n, &len, 1, 300, 64, 0, why))
 			_exit(3);
-		if (write(go[1], "g", 1) != 1)
+		if (send_fd(sv[1], n.vhost_fd))
 			_exit(4);
 		/* Buffers in flight, then eat memory until killed. */
 		for (;;) {
@@ -831,14 +888,31 @@ TEST_F_TIMEOUT(metamap, oom_kill_owner_in_memcg, 300)
 			vnet_kick(&n, VNET_TX);
 		}
 	}
-	ASSERT_EQ(1, read(go[0], &c, 1)) TH_LOG("child failed before the OOM");
+	vfd = recv_fd(sv[0]);
+	ASSERT_LE(0, vfd) TH_LOG("child failed before the OOM");
 	ASSERT_EQ(pid, waitpid(pid, &status, 0));
 	EXPECT_TRUE(WIFSIGNALED(status));
 	if (WIFSIGNALED(status))
 		EXPECT_EQ(SIGKILL, WTERMSIG(status));
+	/* The reaper runs OOM_REAPER_DELAY (2 s) after the kill. */
+	for (i = 0; i < 100 && !reaped(pid); i++)
+		usleep(100000);
+	EXPECT_TRUE(reaped(pid)) TH_LOG("the OOM reaper did not reap %d", pid);
+	{
+		struct vnet dead = { .vhost_fd = vfd };
+		struct metamap_stats st;
+
+		ASSERT_EQ(0, vnet_metamap_stats(&dead, VNET_TX, &st));
+		TH_LOG("after the reaper: valid=%d invalidations=%lu",
+		       st.valid, st.invalidations);
+		EXPECT_EQ(0, st.valid);
+		if (variant->map)
+			EXPECT_LE(1, st.invalidations);
+	}
+	close(vfd);
 	rmdir(OOM_CG);
-	close(go[0]);
-	close(go[1]);
+	close(sv[0]);
+	close(sv[1]);
 	traffic(_metadata, self, 300);
 }
 
