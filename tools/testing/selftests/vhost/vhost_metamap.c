@@ -362,7 +362,10 @@ TEST_F(metamap, fork_cow_child_untouched)
 		ASSERT_EQ(pid, waitpid(pid, &status, 0));
 		EXPECT_TRUE(WIFEXITED(status));
 		EXPECT_EQ(0, WEXITSTATUS(status)) TH_LOG("child's rings changed");
-		close(ready[0]); close(ready[1]); close(done[0]); close(done[1]);
+		close(ready[0]);
+		close(ready[1]);
+		close(done[0]);
+		close(done[1]);
 	}
 	expect_map(_metadata, self, variant, VNET_TX, 4);
 	expect_map(_metadata, self, variant, VNET_RX, 4);
@@ -467,7 +470,7 @@ TEST_F(metamap, madv_pageout_zram_swap)
 struct migrator {
 	void *rings;
 	size_t len;
-	volatile bool stop;
+	bool stop;			/* __atomic: set by the test thread */
 	int moves;
 	int errors;
 };
@@ -479,7 +482,7 @@ static void *migrate_loop(void *arg)
 	void *pages[64];
 	int nodes[64], status[64];
 
-	while (!m->stop) {
+	while (!__atomic_load_n(&m->stop, __ATOMIC_RELAXED)) {
 		for (i = 0; i < n && i < 64; i++) {
 			pages[i] = (char *)m->rings + i * PAGE;
 			nodes[i] = node;
@@ -506,7 +509,7 @@ TEST_F(metamap, migrate_pages_numa)
 	traffic(_metadata, self, 100);
 	ASSERT_EQ(0, pthread_create(&t, NULL, migrate_loop, &m));
 	traffic(_metadata, self, 3000);
-	m.stop = true;
+	__atomic_store_n(&m.stop, true, __ATOMIC_RELAXED);
 	pthread_join(t, NULL);
 	TH_LOG("%d migrations, %d errors", m.moves, m.errors);
 	EXPECT_LE(4, m.moves);
@@ -654,7 +657,7 @@ TEST_F(metamap, hugetlbfs_rings)
 struct syncer {
 	void *p;
 	size_t len;
-	volatile bool stop;
+	bool stop;			/* __atomic: set by the test thread */
 	int syncs;
 };
 
@@ -662,7 +665,7 @@ static void *msync_loop(void *arg)
 {
 	struct syncer *s = arg;
 
-	while (!s->stop) {
+	while (!__atomic_load_n(&s->stop, __ATOMIC_RELAXED)) {
 		if (!msync(s->p, s->len, MS_SYNC))
 			s->syncs++;
 		usleep(1000);
@@ -703,7 +706,7 @@ TEST_F(metamap, memfd_shared_msync)
 			  ((struct vring_used *)(view + ((uint8_t *)vq->used -
 					(uint8_t *)self->alloc)))->idx);
 	}
-	s.stop = true;
+	__atomic_store_n(&s.stop, true, __ATOMIC_RELAXED);
 	pthread_join(t, NULL);
 	TH_LOG("%d msyncs", s.syncs);
 	EXPECT_LT(0, s.syncs);

@@ -36,6 +36,7 @@
 
 static const uint8_t drv_mac[ETH_ALEN] = { 0x02, 0x00, 0x00, 0x00, 0x00, 0x01 };
 
+/* Orders the avail index store before reading the device's suppression. */
 #define smp_mb() __atomic_thread_fence(__ATOMIC_SEQ_CST)
 #define store_release(p, v) __atomic_store_n(p, v, __ATOMIC_RELEASE)
 #define load_acquire(p) __atomic_load_n(p, __ATOMIC_ACQUIRE)
@@ -273,6 +274,7 @@ int vq_wait(struct vq *vq, int timeout_ms)
 			store_release(used_event(vq), vq->last_used);
 		else
 			store_release(&vq->avail->flags, 0);
+		/* Pairs with vhost's barrier between used idx and the event. */
 		smp_mb();
 		if (vq_has_used(vq))
 			return 0;
@@ -291,7 +293,7 @@ static int tap_open(struct vnet *n)
 
 	if (fd < 0)
 		return -errno;
-	strcpy(ifr.ifr_name, "vhtest%d");
+	snprintf(ifr.ifr_name, IFNAMSIZ, "vhtest%%d");
 	if (ioctl(fd, TUNSETIFF, &ifr) < 0 ||
 	    ioctl(fd, TUNSETVNETHDRSZ, &len) < 0 ||
 	    ioctl(fd, TUNSETOFFLOAD, off) < 0) {
@@ -316,7 +318,7 @@ static int wire_open(struct vnet *n)
 	if (fd < 0)
 		return -errno;
 	n->sock_fd = fd;
-	strcpy(ifr.ifr_name, n->ifname);
+	snprintf(ifr.ifr_name, IFNAMSIZ, "%s", n->ifname);
 	if (ioctl(fd, SIOCGIFINDEX, &ifr) < 0)
 		return -errno;
 	n->ifindex = sll.sll_ifindex = ifr.ifr_ifindex;
@@ -807,12 +809,18 @@ void frame_fill_tcp(uint8_t *f, size_t len, uint32_t seq)
 	c = ~csum_fold(csum_add(0, ip, 20));
 	ip[10] = c >> 8;
 	ip[11] = c;
-	tcp[0] = 0x9c; tcp[1] = 0x40;	/* 40000 -> 5001 */
-	tcp[2] = 0x13; tcp[3] = 0x89;
-	tcp[4] = seq >> 24; tcp[5] = seq >> 16; tcp[6] = seq >> 8; tcp[7] = seq;
+	tcp[0] = 0x9c;			/* port 40000 -> 5001 */
+	tcp[1] = 0x40;
+	tcp[2] = 0x13;
+	tcp[3] = 0x89;
+	tcp[4] = seq >> 24;
+	tcp[5] = seq >> 16;
+	tcp[6] = seq >> 8;
+	tcp[7] = seq;
 	tcp[12] = 5 << 4;
 	tcp[13] = 0x18;			/* PSH, ACK */
-	tcp[14] = 0xff; tcp[15] = 0xff;
+	tcp[14] = 0xff;			/* window */
+	tcp[15] = 0xff;
 	for (i = 54; i < len; i++)
 		f[i] = pattern(seq, i);
 	/* CHECKSUM_PARTIAL: the field holds the pseudo-header sum. */

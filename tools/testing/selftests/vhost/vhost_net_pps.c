@@ -90,10 +90,18 @@ int main(int argc, char **argv)
 
 	while ((opt = getopt(argc, argv, "r:t:s:n:")) != -1) {
 		switch (opt) {
-		case 'r': rounds = atoi(optarg); break;
-		case 't': secs = atof(optarg); break;
-		case 's': len = atoi(optarg); break;
-		case 'n': num = atoi(optarg); break;
+		case 'r':
+			rounds = atoi(optarg);
+			break;
+		case 't':
+			secs = atof(optarg);
+			break;
+		case 's':
+			len = atoi(optarg);
+			break;
+		case 'n':
+			num = atoi(optarg);
+			break;
 		default:
 			fprintf(stderr, "usage: %s [-r rounds] [-t secs] [-s bytes] [-n ring]\n",
 				argv[0]);
