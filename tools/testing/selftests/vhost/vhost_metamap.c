@@ -467,52 +467,68 @@ TEST_F(metamap, madv_pageout_zram_swap)
 	expect_map(_metadata, self, variant, VNET_TX, 4);
 }
 
-struct migrator {
-	void *rings;
+/* A thread that repeats step() on the rings until stopped, counting. */
+struct bg_loop {
+	void *p;
 	size_t len;
+	int (*step)(struct bg_loop *b, int iter);	/* 0: done one */
 	bool stop;			/* __atomic: set by the test thread */
-	int moves;
+	int done;
 	int errors;
 };
 
-static void *migrate_loop(void *arg)
+static void *bg_run(void *arg)
 {
-	struct migrator *m = arg;
-	int n = m->len / PAGE, i, node = 1;
+	struct bg_loop *b = arg;
+	int iter;
+
+	for (iter = 0; !__atomic_load_n(&b->stop, __ATOMIC_RELAXED); iter++) {
+		if (b->step(b, iter))
+			b->errors++;
+		else
+			b->done++;
+		usleep(1000);
+	}
+	return NULL;
+}
+
+static void bg_stop(pthread_t t, struct bg_loop *b)
+{
+	__atomic_store_n(&b->stop, true, __ATOMIC_RELAXED);
+	pthread_join(t, NULL);
+}
+
+/* Move every ring page to node 1, then 0, alternately. */
+static int migrate_step(struct bg_loop *b, int iter)
+{
+	int n = b->len / PAGE, i, node = !(iter & 1);
 	void *pages[64];
 	int nodes[64], status[64];
 
-	while (!__atomic_load_n(&m->stop, __ATOMIC_RELAXED)) {
-		for (i = 0; i < n && i < 64; i++) {
-			pages[i] = (char *)m->rings + i * PAGE;
-			nodes[i] = node;
-		}
-		if (syscall(SYS_move_pages, 0, i, pages, nodes, status,
-			    MPOL_MF_MOVE))
-			m->errors++;
-		else if (status[0] == node)
-			m->moves++;
-		node ^= 1;
-		usleep(2000);
+	for (i = 0; i < n && i < 64; i++) {
+		pages[i] = (char *)b->p + i * PAGE;
+		nodes[i] = node;
 	}
-	return NULL;
+	if (syscall(SYS_move_pages, 0, i, pages, nodes, status, MPOL_MF_MOVE))
+		return -1;
+	return status[0] == node ? 0 : -1;
 }
 
 /* Migrate ring pages between the fake NUMA nodes while traffic flows. */
 TEST_F(metamap, migrate_pages_numa)
 {
-	struct migrator m = { .rings = self->rings, .len = self->rings_len };
+	struct bg_loop m = { .p = self->rings, .len = self->rings_len,
+			     .step = migrate_step };
 	pthread_t t;
 
 	if (access("/sys/devices/system/node/node1", F_OK))
 		SKIP(return, "one NUMA node (boot with numa=fake=2)");
 	traffic(_metadata, self, 100);
-	ASSERT_EQ(0, pthread_create(&t, NULL, migrate_loop, &m));
+	ASSERT_EQ(0, pthread_create(&t, NULL, bg_run, &m));
 	traffic(_metadata, self, 3000);
-	__atomic_store_n(&m.stop, true, __ATOMIC_RELAXED);
-	pthread_join(t, NULL);
-	TH_LOG("%d migrations, %d errors", m.moves, m.errors);
-	EXPECT_LE(4, m.moves);
+	bg_stop(t, &m);
+	TH_LOG("%d migrations, %d errors", m.done, m.errors);
+	EXPECT_LE(4, m.done);
 	traffic(_metadata, self, 100);
 	expect_map(_metadata, self, variant, VNET_TX, 4);
 }
@@ -654,23 +670,9 @@ TEST_F(metamap, hugetlbfs_rings)
 	expect_map(_metadata, self, variant, VNET_RX, 0);
 }
 
-struct syncer {
-	void *p;
-	size_t len;
-	bool stop;			/* __atomic: set by the test thread */
-	int syncs;
-};
-
-static void *msync_loop(void *arg)
+static int msync_step(struct bg_loop *b, int iter)
 {
-	struct syncer *s = arg;
-
-	while (!__atomic_load_n(&s->stop, __ATOMIC_RELAXED)) {
-		if (!msync(s->p, s->len, MS_SYNC))
-			s->syncs++;
-		usleep(1000);
-	}
-	return NULL;
+	return msync(b->p, b->len, MS_SYNC);
 }
 
 /*
@@ -680,7 +682,7 @@ static void *msync_loop(void *arg)
 TEST_F(metamap, memfd_shared_msync)
 {
 	size_t len = vnet_rings_size(NUM);
-	struct syncer s = { .len = len };
+	struct bg_loop s = { .len = len, .step = msync_step };
 	struct vq *vq = &self->n.vq[VNET_TX];
 	int fd = memfd_create("vhost-rings", 0), round;
 	uint8_t *view;
@@ -697,7 +699,7 @@ TEST_F(metamap, memfd_shared_msync)
 	self->alloc_len = len;
 	ASSERT_EQ(0, open_at(self, self->alloc, NUM));
 	s.p = self->alloc;
-	ASSERT_EQ(0, pthread_create(&t, NULL, msync_loop, &s));
+	ASSERT_EQ(0, pthread_create(&t, NULL, bg_run, &s));
 	for (round = 0; round < 4; round++) {
 		traffic(_metadata, self, 300);
 		if (swap_on())
@@ -706,10 +708,9 @@ TEST_F(metamap, memfd_shared_msync)
 			  ((struct vring_used *)(view + ((uint8_t *)vq->used -
 					(uint8_t *)self->alloc)))->idx);
 	}
-	__atomic_store_n(&s.stop, true, __ATOMIC_RELAXED);
-	pthread_join(t, NULL);
-	TH_LOG("%d msyncs", s.syncs);
-	EXPECT_LT(0, s.syncs);
+	bg_stop(t, &s);
+	TH_LOG("%d msyncs, %d errors", s.done, s.errors);
+	EXPECT_LT(0, s.done);
 	ASSERT_EQ(0, memcmp(view, self->alloc, len));
 	munmap(view, len);
 	close(fd);

@@ -17,7 +17,6 @@
 #include "vhost_net_lib.h"
 
 #define WAIT_MS 10000
-#define BIG_FRAME VNET_BIG_FRAME	/* largest IPv4 frame: 64 KiB TSO */
 
 FIXTURE(vhost_net) {
 	struct vnet n;
@@ -69,8 +68,8 @@ FIXTURE_SETUP(vhost_net)
 
 	if (access("/dev/vhost-net", R_OK | W_OK))
 		SKIP(return, "/dev/vhost-net: %s", strerror(errno));
-	self->tx = malloc(BIG_FRAME);
-	self->rx = malloc(BIG_FRAME);
+	self->tx = malloc(VNET_BIG_FRAME);
+	self->rx = malloc(VNET_BIG_FRAME);
 	ASSERT_NE(NULL, self->tx);
 	ASSERT_NE(NULL, self->rx);
 	r = vnet_open_variant(&self->n, variant, 2048, variant->mrg_rxbuf);
@@ -127,7 +126,7 @@ TEST_F(vhost_net, tx_mixed_sizes)
 
 TEST_F(vhost_net, tx_gso_64k)
 {
-	static const size_t lens[] = { BIG_FRAME, 9000, 3000, BIG_FRAME - 77 };
+	static const size_t lens[] = { VNET_BIG_FRAME, 9000, 3000, VNET_BIG_FRAME - 77 };
 
 	vnet_close(&self->n);
 	ASSERT_EQ(0, vnet_open_variant(&self->n, variant, 66 * 1024,
@@ -162,7 +161,7 @@ TEST_F(vhost_net, rx_mrg_small_buffers)
 
 	frame_fill(self->tx, 1514, NULL, 7);
 	ASSERT_EQ(0, wire_send(&self->n, self->tx, 1514));
-	r = vnet_rx_one(&self->n, self->rx, BIG_FRAME, &h, WAIT_MS);
+	r = vnet_rx_one(&self->n, self->rx, VNET_BIG_FRAME, &h, WAIT_MS);
 	ASSERT_EQ(1514, r);
 	EXPECT_EQ(6, h.num_buffers);
 }
@@ -188,10 +187,10 @@ TEST_F(vhost_net, tx_rx_interleaved)
 		frame_fill(self->tx, len, NULL, i);
 		ASSERT_EQ(0, vnet_tx_one(&self->n, self->tx, len, &h, WAIT_MS));
 		ASSERT_EQ(0, wire_send(&self->n, self->tx, len));
-		r = wire_recv(&self->n, self->rx, BIG_FRAME, WAIT_MS);
+		r = wire_recv(&self->n, self->rx, VNET_BIG_FRAME, WAIT_MS);
 		ASSERT_EQ((int)len, r);
 		ASSERT_EQ(0, memcmp(self->tx, self->rx, len));
-		r = vnet_rx_one(&self->n, self->rx, BIG_FRAME, NULL, WAIT_MS);
+		r = vnet_rx_one(&self->n, self->rx, VNET_BIG_FRAME, NULL, WAIT_MS);
 		ASSERT_EQ((int)len, r);
 		ASSERT_EQ(0, memcmp(self->tx, self->rx, len));
 	}
@@ -239,7 +238,7 @@ TEST_F(vhost_net, close_with_buffers_in_flight)
 	close(n->vhost_fd);
 	n->vhost_fd = -1;
 
-	while ((r = wire_recv(n, self->rx, BIG_FRAME, 500)) > 0) {
+	while ((r = wire_recv(n, self->rx, VNET_BIG_FRAME, 500)) > 0) {
 		ASSERT_EQ((int)len, r);
 		frame_fill(self->tx, len, NULL, got);
 		ASSERT_EQ(0, memcmp(self->tx, self->rx, len));
@@ -251,7 +250,7 @@ TEST_F(vhost_net, close_with_buffers_in_flight)
 	ASSERT_EQ(0, vnet_reopen(n));
 	vnet_rx_fill(n);
 	/* Frames the old device left in the TAP arrive whole, in order. */
-	for (i = 0; (r = vnet_rx_one(n, self->rx, BIG_FRAME, NULL, 500)) > 0; i++) {
+	for (i = 0; (r = vnet_rx_one(n, self->rx, VNET_BIG_FRAME, NULL, 500)) > 0; i++) {
 		uint32_t seq = frame_seq(self->rx);
 
 		ASSERT_EQ(100, r);

@@ -236,8 +236,8 @@ void vq_notify(struct vq *vq)
 {
 	uint64_t one = 1;
 
-	if (write(vq->kick_fd, &one, sizeof(one)) == sizeof(one))
-		vq->kicks++;
+	if (write(vq->kick_fd, &one, sizeof(one)) != sizeof(one))
+		perror("kick");
 }
 
 static bool vq_kick_needed(struct vq *vq)
@@ -254,11 +254,8 @@ static bool vq_kick_needed(struct vq *vq)
 static void vq_kick(struct vq *vq)
 {
 	vq_publish(vq);
-	if (!vq_kick_needed(vq)) {
-		vq->kicks_suppressed++;
-		return;
-	}
-	vq_notify(vq);
+	if (vq_kick_needed(vq))
+		vq_notify(vq);
 }
 
 int vq_wait(struct vq *vq, int timeout_ms)
@@ -321,7 +318,7 @@ static int wire_open(struct vnet *n)
 	snprintf(ifr.ifr_name, IFNAMSIZ, "%s", n->ifname);
 	if (ioctl(fd, SIOCGIFINDEX, &ifr) < 0)
 		return -errno;
-	n->ifindex = sll.sll_ifindex = ifr.ifr_ifindex;
+	sll.sll_ifindex = ifr.ifr_ifindex;
 	/* Up before bind: binding to a down link leaves ENETDOWN pending. */
 	if (ioctl(fd, SIOCGIFFLAGS, &ifr) < 0)
 		return -errno;
@@ -394,7 +391,7 @@ int vnet_reset_owner(struct vnet *n)
 		r = xioctl(n->vhost_fd, VHOST_RESET_OWNER, NULL);
 	vq_reset_state(&n->vq[0]);
 	vq_reset_state(&n->vq[1]);
-	n->tx_pending = n->rx_posted = 0;
+	n->tx_pending = 0;
 	return r;
 }
 
@@ -457,7 +454,7 @@ int vnet_reopen(struct vnet *n)
 		close(n->vhost_fd);
 	vq_reset_state(&n->vq[VNET_RX]);
 	vq_reset_state(&n->vq[VNET_TX]);
-	n->tx_pending = n->rx_posted = 0;
+	n->tx_pending = 0;
 	n->vhost_fd = open("/dev/vhost-net", O_RDWR | O_CLOEXEC);
 	if (n->vhost_fd < 0)
 		return -errno;
@@ -646,7 +643,6 @@ int vnet_rx_fill(struct vnet *n)
 			break;
 		added++;
 	}
-	n->rx_posted += added;
 	if (added)
 		vq_kick(vq);
 	return added;
@@ -666,7 +662,6 @@ static int rx_next_buf(struct vnet *n, uint8_t **buf, uint32_t *len,
 	head = vq_get_used(vq, len);
 	if (head < 0)
 		return head;
-	n->rx_posted--;
 	if (*len > n->o.buf_size)
 		return -EPROTO;
 	*buf = n->bufs[VNET_RX] + (size_t)head * n->o.buf_size;

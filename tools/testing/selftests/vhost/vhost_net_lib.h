@@ -51,8 +51,6 @@ struct vq {
 	uint16_t *next_free;		/* private free list, by descriptor */
 	uint16_t *chain_len;		/* descriptors per head (1 when indirect) */
 	struct vring_desc *ind;		/* num indirect tables of VQ_MAX_SG entries */
-	uint64_t kicks;			/* eventfd writes done */
-	uint64_t kicks_suppressed;	/* kicks the device said it did not need */
 };
 
 #define VQ_MAX_SG 8
@@ -73,7 +71,6 @@ struct vnet {
 	int vhost_fd;
 	int tap_fd;
 	int sock_fd;			/* AF_PACKET on the TAP: the wire */
-	int ifindex;
 	char ifname[IFNAMSIZ];
 	uint64_t features;
 	size_t hdr_len;
@@ -81,7 +78,6 @@ struct vnet {
 	uint8_t *bufs[2];		/* ring_num buffers of buf_size per vq */
 	size_t bufs_len;
 	uint64_t tx_pending;		/* TX buffers given, not yet used */
-	uint64_t rx_posted;		/* RX buffers given, not yet used */
 };
 
 /* Ring memory layout sizes, as virtio 1.x split rings define them. */
