@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: GPL-2.0
 # Entry points of the project; the work is done by scripts/.
 
-.PHONY: all check kernel kernel-perf tests tree patches refresh-patches deps clean help
+.PHONY: all check kernel kernel-perf tests tree patches refresh-patches regen deps clean help
 
 all: kernel tests
 
@@ -12,6 +12,7 @@ help:
 	@echo "make tests            selftests into build/selftests"
 	@echo "make patches          export the full series into build/patches"
 	@echo "make refresh-patches  rewrite patches/ from commits in build/linux"
+	@echo "make regen            regenerate the netlink code from the YNL spec"
 	@echo "scripts/vm --smap on|off -- CMD   run CMD in a guest"
 
 check:
@@ -40,3 +41,6 @@ refresh-patches:
 
 clean:
 	rm -rf build/kbuild-debug build/kbuild-perf build/selftests build/check build/patches
+
+regen:
+	@scripts/ynl-regen

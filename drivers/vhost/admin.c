@@ -1,0 +1,650 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * vhost admin plane: a registry of vhost devices, each with an id and a name
+ * (vhostN), its tunables, its statistics and a class device with sysfs
+ * attributes.  The generic netlink family is in vhost_netlink.c.
+ *
+ * Device drivers register a device when it is opened and unregister it
+ * first thing when it is released.  The registry and every admin operation
+ * are serialised by vhost_admin_lock (see admin_internal.h); sysfs readers
+ * run without it, and removal waits for them with it dropped.
+ *
+ * See Documentation/networking/vhost-admin.rst.
+ */
+#include <linux/device.h>
+#include <linux/if.h>
+#include <linux/kobject.h>
+#include <linux/module.h>
+#include <linux/slab.h>
+#include <linux/sysfs.h>
+#include <linux/xarray.h>
+
+#include "admin_internal.h"
+#include "vhost_nl.h"
+
+static unsigned int busypoll_us;
+module_param(busypoll_us, uint, 0644);
+MODULE_PARM_DESC(busypoll_us,
+		 "Default busy-poll time of new devices, in microseconds (default: 0, the owner decides)");
+
+static unsigned int zcopy_min_len = 256;
+module_param(zcopy_min_len, uint, 0644);
+MODULE_PARM_DESC(zcopy_min_len,
+		 "Default length below which new devices copy TX packets even with zero-copy on (default: 256)");
+
+DEFINE_MUTEX(vhost_admin_lock);
+static DEFINE_XARRAY_ALLOC(vhost_admin_devs);
+
+static const char * const vhost_admin_type_names[] = {
+	[VHOST_DEV_TYPE_NET] = "net",
+};
+
+static const char * const vhost_admin_queue_type_names[] = {
+	[VHOST_QUEUE_TYPE_RX] = "rx",
+	[VHOST_QUEUE_TYPE_TX] = "tx",
+};
+
+/* sysfs file of each counter; the netlink attribute is the index. */
+static const char * const vhost_admin_stat_names[VHOST_A_STATS_MAX + 1] = {
+	[VHOST_A_STATS_RX_PACKETS] = "rx_packets",
+	[VHOST_A_STATS_RX_BYTES] = "rx_bytes",
+	[VHOST_A_STATS_TX_PACKETS] = "tx_packets",
+	[VHOST_A_STATS_TX_BYTES] = "tx_bytes",
+	[VHOST_A_STATS_KICKS] = "kicks",
+	[VHOST_A_STATS_CALLS] = "calls",
+	[VHOST_A_STATS_BUSYPOLL_LOOPS] = "busypoll_loops",
+	[VHOST_A_STATS_BUSYPOLL_NS] = "busypoll_ns",
+	[VHOST_A_STATS_BUSYPOLL_FOUND] = "busypoll_found",
+	[VHOST_A_STATS_ZCOPY_SENT] = "zcopy_sent",
+	[VHOST_A_STATS_ZCOPY_COPIED] = "zcopy_copied",
+	[VHOST_A_STATS_ZCOPY_PENDING] = "zcopy_pending",
+	[VHOST_A_STATS_ZCOPY_HOL_STALLS] = "zcopy_hol_stalls",
+	[VHOST_A_STATS_METAMAP_FAST] = "metamap_fast",
+	[VHOST_A_STATS_METAMAP_FALLBACK] = "metamap_fallback",
+	[VHOST_A_STATS_METAMAP_INVALIDATIONS] = "metamap_invalidations",
+	[VHOST_A_STATS_METAMAP_REMAPS] = "metamap_remaps",
+	[VHOST_A_STATS_METAMAP_REMAP_FAILURES] = "metamap_remap_failures",
+};
+
+/* ---- registry ---------------------------------------------------------- */
+
+struct vhost_dev *vhost_admin_find(u32 id)
+{
+	lockdep_assert_held(&vhost_admin_lock);
+	return xa_load(&vhost_admin_devs, id);
+}
+
+struct vhost_dev *vhost_admin_find_name(const char *name)
+{
+	struct vhost_dev *dev;
+	unsigned long id;
+
+	lockdep_assert_held(&vhost_admin_lock);
+	xa_for_each(&vhost_admin_devs, id, dev)
+		if (!strcmp(dev->admin.name, name))
+			return dev;
+	return NULL;
+}
+
+/* The device with the lowest id >= *id, which is updated; NULL at the end. */
+struct vhost_dev *vhost_admin_next(unsigned long *id)
+{
+	lockdep_assert_held(&vhost_admin_lock);
+	return xa_find(&vhost_admin_devs, id, ULONG_MAX, XA_PRESENT);
+}
+
+/* ---- statistics and state ---------------------------------------------- */
+
+static u32 vhost_admin_queue_type(struct vhost_dev *dev, unsigned int index)
+{
+	return dev->admin.ops->queue_type(index);
+}
+
+static void vhost_admin_stat(struct vhost_admin_stats *st, int attr, u64 val)
+{
+	st->val[attr] += val;
+	__set_bit(attr, st->has);
+}
+
+static void vhost_admin_metamap_stats(struct vhost_virtqueue *vq,
+				      struct vhost_admin_stats *st)
+{
+	const struct vhost_metamap_stats *m = &vq->metamap.stats;
+
+	if (!IS_ENABLED(CONFIG_VHOST_METAMAP))
+		return;
+	vhost_admin_stat(st, VHOST_A_STATS_METAMAP_FAST, READ_ONCE(m->fast));
+	vhost_admin_stat(st, VHOST_A_STATS_METAMAP_FALLBACK,
+			 READ_ONCE(m->fallback));
+	vhost_admin_stat(st, VHOST_A_STATS_METAMAP_INVALIDATIONS,
+			 READ_ONCE(m->invalidations));
+	vhost_admin_stat(st, VHOST_A_STATS_METAMAP_REMAPS,
+			 READ_ONCE(m->remaps));
+	vhost_admin_stat(st, VHOST_A_STATS_METAMAP_REMAP_FAILURES,
+			 READ_ONCE(m->remap_failures));
+}
+
+/* Add queue index's counters to st.  Lockless: u64_stats readers. */
+void vhost_admin_queue_stats(struct vhost_dev *dev, unsigned int index,
+			     struct vhost_admin_stats *st)
+{
+	struct vhost_virtqueue *vq = dev->vqs[index];
+	const struct vhost_vq_stats *s = &vq->stats;
+	u64 pkts, bytes, calls, loops, ns, found, sent, copied, hol, pend;
+	bool tx = vhost_admin_queue_type(dev, index) == VHOST_QUEUE_TYPE_TX;
+	unsigned int start;
+
+	do {
+		start = u64_stats_fetch_begin(&s->syncp);
+		pkts = u64_stats_read(&s->packets);
+		bytes = u64_stats_read(&s->bytes);
+		calls = u64_stats_read(&s->calls);
+		loops = u64_stats_read(&s->busypoll_loops);
+		ns = u64_stats_read(&s->busypoll_ns);
+		found = u64_stats_read(&s->busypoll_found);
+		sent = u64_stats_read(&s->zcopy_sent);
+		copied = u64_stats_read(&s->zcopy_copied);
+		hol = u64_stats_read(&s->zcopy_hol_stalls);
+		pend = u64_stats_read(&s->zcopy_pending);
+	} while (u64_stats_fetch_retry(&s->syncp, start));
+
+	vhost_admin_stat(st, tx ? VHOST_A_STATS_TX_PACKETS :
+				  VHOST_A_STATS_RX_PACKETS, pkts);
+	vhost_admin_stat(st, tx ? VHOST_A_STATS_TX_BYTES :
+				  VHOST_A_STATS_RX_BYTES, bytes);
+	vhost_admin_stat(st, VHOST_A_STATS_KICKS, atomic64_read(&s->kicks));
+	vhost_admin_stat(st, VHOST_A_STATS_CALLS, calls);
+	vhost_admin_stat(st, VHOST_A_STATS_BUSYPOLL_LOOPS, loops);
+	vhost_admin_stat(st, VHOST_A_STATS_BUSYPOLL_NS, ns);
+	vhost_admin_stat(st, VHOST_A_STATS_BUSYPOLL_FOUND, found);
+	if (tx && dev->admin.ops->type == VHOST_DEV_TYPE_NET) {
+		vhost_admin_stat(st, VHOST_A_STATS_ZCOPY_SENT, sent);
+		vhost_admin_stat(st, VHOST_A_STATS_ZCOPY_COPIED, copied);
+		vhost_admin_stat(st, VHOST_A_STATS_ZCOPY_HOL_STALLS, hol);
+		vhost_admin_stat(st, VHOST_A_STATS_ZCOPY_PENDING, pend);
+	}
+	vhost_admin_metamap_stats(vq, st);
+}
+
+/* A device's counters: the sums over its queues. */
+void vhost_admin_dev_stats(struct vhost_dev *dev, struct vhost_admin_stats *st)
+{
+	int i;
+
+	memset(st, 0, sizeof(*st));
+	for (i = 0; i < dev->nvqs; i++)
+		vhost_admin_queue_stats(dev, i, st);
+}
+
+/* The owner's pid in the caller's pid namespace, 0 if none or not visible. */
+u32 vhost_admin_owner_pid(struct vhost_dev *dev)
+{
+	u32 nr;
+
+	spin_lock(&dev->admin.lock);
+	nr = pid_vnr(dev->admin.owner);
+	spin_unlock(&dev->admin.lock);
+	return nr;
+}
+
+/*
+ * Apply a complete set of tunables.  Cannot fail once it has started, so a
+ * request changes everything it asks for or nothing.  The direct map switch
+ * is applied queue by queue under vq->mutex, which the datapath holds across
+ * each batch: a batch runs entirely with the old or the new setting.
+ */
+int vhost_admin_set_tunables(struct vhost_dev *dev,
+			     const struct vhost_tunables *tun,
+			     struct netlink_ext_ack *extack)
+{
+	struct vhost_tunables *cur = &dev->admin.tun;
+	int i;
+
+	lockdep_assert_held(&vhost_admin_lock);
+	if (tun->metamap && !IS_ENABLED(CONFIG_VHOST_METAMAP)) {
+		NL_SET_ERR_MSG(extack,
+			       "kernel built without the metadata direct map");
+		return -EOPNOTSUPP;
+	}
+	WRITE_ONCE(cur->busypoll_us, tun->busypoll_us);
+	WRITE_ONCE(cur->zcopy_min_len, tun->zcopy_min_len);
+	WRITE_ONCE(cur->zerocopy, tun->zerocopy);
+	if (tun->metamap != cur->metamap) {
+		for (i = 0; i < dev->nvqs; i++) {
+			mutex_lock(&dev->vqs[i]->mutex);
+			vhost_metamap_set_enabled(dev->vqs[i], tun->metamap);
+			mutex_unlock(&dev->vqs[i]->mutex);
+		}
+		WRITE_ONCE(cur->metamap, tun->metamap);
+	}
+	return 0;
+}
+
+/* ---- sysfs: /sys/class/vhost/vhostN ------------------------------------ */
+
+static struct vhost_dev *to_vhost_dev(struct device *d)
+{
+	return dev_get_drvdata(d);
+}
+
+static ssize_t type_show(struct device *d, struct device_attribute *attr,
+			 char *buf)
+{
+	return sysfs_emit(buf, "%s\n",
+			  vhost_admin_type_names[to_vhost_dev(d)->admin.ops->type]);
+}
+static DEVICE_ATTR_RO(type);
+
+static ssize_t owner_pid_show(struct device *d, struct device_attribute *attr,
+			      char *buf)
+{
+	return sysfs_emit(buf, "%u\n", vhost_admin_owner_pid(to_vhost_dev(d)));
+}
+static DEVICE_ATTR_ADMIN_RO(owner_pid);
+
+static ssize_t backend_ifindex_show(struct device *d,
+				    struct device_attribute *attr, char *buf)
+{
+	struct vhost_dev *dev = to_vhost_dev(d);
+	char name[IFNAMSIZ];
+
+	return sysfs_emit(buf, "%d\n", dev->admin.ops->backend(dev, name));
+}
+static DEVICE_ATTR_ADMIN_RO(backend_ifindex);
+
+static ssize_t backend_ifname_show(struct device *d,
+				   struct device_attribute *attr, char *buf)
+{
+	struct vhost_dev *dev = to_vhost_dev(d);
+	char name[IFNAMSIZ];
+
+	if (!dev->admin.ops->backend(dev, name))
+		return sysfs_emit(buf, "\n");
+	return sysfs_emit(buf, "%s\n", name);
+}
+static DEVICE_ATTR_ADMIN_RO(backend_ifname);
+
+static ssize_t features_show(struct device *d, struct device_attribute *attr,
+			     char *buf)
+{
+	struct vhost_dev *dev = to_vhost_dev(d);
+
+	return sysfs_emit(buf, "0x%016llx\n",
+			  READ_ONCE(dev->vqs[0]->acked_features));
+}
+static DEVICE_ATTR_RO(features);
+
+static ssize_t num_queues_show(struct device *d, struct device_attribute *attr,
+			       char *buf)
+{
+	return sysfs_emit(buf, "%d\n", to_vhost_dev(d)->nvqs);
+}
+static DEVICE_ATTR_RO(num_queues);
+
+#define VHOST_TUNABLE_ATTR(_field)					\
+static ssize_t _field##_show(struct device *d,				\
+			     struct device_attribute *attr, char *buf)	\
+{									\
+	return sysfs_emit(buf, "%u\n",					\
+			  (u32)READ_ONCE(to_vhost_dev(d)->admin.tun._field)); \
+}									\
+static DEVICE_ATTR_RO(_field)
+
+VHOST_TUNABLE_ATTR(busypoll_us);
+VHOST_TUNABLE_ATTR(zcopy_min_len);
+VHOST_TUNABLE_ATTR(zerocopy);
+VHOST_TUNABLE_ATTR(metamap);
+
+static struct attribute *vhost_dev_attrs[] = {
+	&dev_attr_type.attr,
+	&dev_attr_owner_pid.attr,
+	&dev_attr_backend_ifindex.attr,
+	&dev_attr_backend_ifname.attr,
+	&dev_attr_features.attr,
+	&dev_attr_num_queues.attr,
+	&dev_attr_busypoll_us.attr,
+	&dev_attr_zcopy_min_len.attr,
+	&dev_attr_zerocopy.attr,
+	&dev_attr_metamap.attr,
+	NULL,
+};
+
+static const struct attribute_group vhost_dev_group = {
+	.attrs = vhost_dev_attrs,
+};
+
+/* statistics/: one file per counter, built from vhost_admin_stat_names. */
+static struct dev_ext_attribute vhost_dev_stat_attrs[VHOST_A_STATS_MAX + 1];
+static struct attribute *vhost_dev_stat_ptrs[VHOST_A_STATS_MAX + 1];
+
+static ssize_t vhost_dev_stat_show(struct device *d,
+				   struct device_attribute *attr, char *buf)
+{
+	struct dev_ext_attribute *ea =
+		container_of(attr, struct dev_ext_attribute, attr);
+	struct vhost_admin_stats st;
+
+	vhost_admin_dev_stats(to_vhost_dev(d), &st);
+	return sysfs_emit(buf, "%llu\n", st.val[(uintptr_t)ea->var]);
+}
+
+static const struct attribute_group vhost_dev_stats_group = {
+	.name = "statistics",
+	.attrs = vhost_dev_stat_ptrs,
+};
+
+static const struct attribute_group *vhost_dev_groups[] = {
+	&vhost_dev_group,
+	&vhost_dev_stats_group,
+	NULL,
+};
+
+static const struct class vhost_class = {
+	.name = "vhost",
+};
+
+/* ---- sysfs: queues/vqN --------------------------------------------------- */
+
+struct vhost_admin_queue {
+	struct kobject kobj;
+	struct vhost_dev *dev;
+	unsigned int index;
+};
+
+struct vhost_queue_attr {
+	struct attribute attr;
+	ssize_t (*show)(struct vhost_admin_queue *q, struct vhost_queue_attr *qa,
+			char *buf);
+	uintptr_t stat;
+};
+
+static struct vhost_admin_queue *to_queue(struct kobject *kobj)
+{
+	return container_of(kobj, struct vhost_admin_queue, kobj);
+}
+
+static ssize_t vhost_queue_attr_show(struct kobject *kobj,
+				     struct attribute *attr, char *buf)
+{
+	struct vhost_queue_attr *qa =
+		container_of(attr, struct vhost_queue_attr, attr);
+
+	return qa->show(to_queue(kobj), qa, buf);
+}
+
+static const struct sysfs_ops vhost_queue_sysfs_ops = {
+	.show = vhost_queue_attr_show,
+};
+
+static ssize_t queue_type_show(struct vhost_admin_queue *q,
+			       struct vhost_queue_attr *qa, char *buf)
+{
+	return sysfs_emit(buf, "%s\n", vhost_admin_queue_type_names[
+			  vhost_admin_queue_type(q->dev, q->index)]);
+}
+
+static ssize_t queue_num_show(struct vhost_admin_queue *q,
+			      struct vhost_queue_attr *qa, char *buf)
+{
+	return sysfs_emit(buf, "%u\n", READ_ONCE(q->dev->vqs[q->index]->num));
+}
+
+static ssize_t queue_busypoll_us_show(struct vhost_admin_queue *q,
+				      struct vhost_queue_attr *qa, char *buf)
+{
+	return sysfs_emit(buf, "%u\n",
+			  READ_ONCE(q->dev->vqs[q->index]->busyloop_timeout));
+}
+
+static ssize_t queue_metamap_valid_show(struct vhost_admin_queue *q,
+					struct vhost_queue_attr *qa, char *buf)
+{
+	return sysfs_emit(buf, "%d\n",
+			  READ_ONCE(q->dev->vqs[q->index]->metamap.valid));
+}
+
+static ssize_t queue_stat_show(struct vhost_admin_queue *q,
+			       struct vhost_queue_attr *qa, char *buf)
+{
+	struct vhost_admin_stats st = {};
+
+	vhost_admin_queue_stats(q->dev, q->index, &st);
+	return sysfs_emit(buf, "%llu\n", st.val[qa->stat]);
+}
+
+#define VHOST_QUEUE_ATTR(_name)						\
+	static struct vhost_queue_attr vhost_queue_attr_##_name =	\
+		{ .attr = { .name = __stringify(_name), .mode = 0444 },	\
+		  .show = queue_##_name##_show }
+
+VHOST_QUEUE_ATTR(type);
+VHOST_QUEUE_ATTR(num);
+VHOST_QUEUE_ATTR(busypoll_us);
+VHOST_QUEUE_ATTR(metamap_valid);
+
+static struct attribute *vhost_queue_attrs[] = {
+	&vhost_queue_attr_type.attr,
+	&vhost_queue_attr_num.attr,
+	&vhost_queue_attr_busypoll_us.attr,
+	&vhost_queue_attr_metamap_valid.attr,
+	NULL,
+};
+
+static struct vhost_queue_attr vhost_queue_stat_attrs[VHOST_A_STATS_MAX + 1];
+static struct attribute *vhost_queue_stat_ptrs[VHOST_A_STATS_MAX + 1];
+
+/* A queue shows only the counters that apply to it. */
+static umode_t vhost_queue_stat_visible(struct kobject *kobj,
+					struct attribute *attr, int n)
+{
+	struct vhost_queue_attr *qa =
+		container_of(attr, struct vhost_queue_attr, attr);
+	struct vhost_admin_queue *q = to_queue(kobj);
+	struct vhost_admin_stats st = {};
+
+	vhost_admin_queue_stats(q->dev, q->index, &st);
+	return test_bit(qa->stat, st.has) ? attr->mode : 0;
+}
+
+static const struct attribute_group vhost_queue_group = {
+	.attrs = vhost_queue_attrs,
+};
+
+static const struct attribute_group vhost_queue_stats_group = {
+	.attrs = vhost_queue_stat_ptrs,
+	.is_visible = vhost_queue_stat_visible,
+};
+
+static const struct attribute_group *vhost_queue_groups[] = {
+	&vhost_queue_group,
+	&vhost_queue_stats_group,
+	NULL,
+};
+
+static void vhost_queue_release(struct kobject *kobj)
+{
+	kfree(to_queue(kobj));
+}
+
+static const struct kobj_type vhost_queue_ktype = {
+	.sysfs_ops = &vhost_queue_sysfs_ops,
+	.release = vhost_queue_release,
+	.default_groups = vhost_queue_groups,
+};
+
+/* Fill the counter attribute tables from the name table, once. */
+static void vhost_admin_init_stat_attrs(void)
+{
+	int i, n = 0;
+
+	for (i = 1; i <= VHOST_A_STATS_MAX; i++, n++) {
+		struct dev_ext_attribute *da = &vhost_dev_stat_attrs[n];
+		struct vhost_queue_attr *qa = &vhost_queue_stat_attrs[n];
+
+		sysfs_attr_init(&da->attr.attr);
+		da->attr.attr.name = vhost_admin_stat_names[i];
+		da->attr.attr.mode = 0444;
+		da->attr.show = vhost_dev_stat_show;
+		da->var = (void *)(uintptr_t)i;
+		vhost_dev_stat_ptrs[n] = &da->attr.attr;
+
+		sysfs_attr_init(&qa->attr);
+		qa->attr.name = vhost_admin_stat_names[i];
+		qa->attr.mode = 0444;
+		qa->show = queue_stat_show;
+		qa->stat = i;
+		vhost_queue_stat_ptrs[n] = &qa->attr;
+	}
+}
+
+static void vhost_admin_sysfs_del(struct vhost_dev *dev)
+{
+	struct vhost_admin *a = &dev->admin;
+	int i;
+
+	for (i = 0; a->queues && i < dev->nvqs; i++)
+		if (a->queues[i])
+			kobject_put(&a->queues[i]->kobj);
+	kfree(a->queues);
+	a->queues = NULL;
+	kobject_put(a->queues_kobj);
+	a->queues_kobj = NULL;
+	if (!IS_ERR_OR_NULL(a->cdev))
+		device_unregister(a->cdev);
+	a->cdev = NULL;
+}
+
+static int vhost_admin_sysfs_add(struct vhost_dev *dev)
+{
+	struct vhost_admin *a = &dev->admin;
+	struct vhost_admin_queue *q;
+	int i, ret;
+
+	a->cdev = device_create_with_groups(&vhost_class, NULL, MKDEV(0, 0),
+					    dev, vhost_dev_groups, "%s",
+					    a->name);
+	if (IS_ERR(a->cdev))
+		return PTR_ERR(a->cdev);
+	a->queues_kobj = kobject_create_and_add("queues", &a->cdev->kobj);
+	a->queues = kcalloc(dev->nvqs, sizeof(*a->queues), GFP_KERNEL);
+	if (!a->queues_kobj || !a->queues) {
+		ret = -ENOMEM;
+		goto err;
+	}
+	for (i = 0; i < dev->nvqs; i++) {
+		q = kzalloc(sizeof(*q), GFP_KERNEL);
+		if (!q) {
+			ret = -ENOMEM;
+			goto err;
+		}
+		q->dev = dev;
+		q->index = i;
+		a->queues[i] = q;
+		ret = kobject_init_and_add(&q->kobj, &vhost_queue_ktype,
+					   a->queues_kobj, "vq%d", i);
+		if (ret)
+			goto err;
+	}
+	return 0;
+err:
+	vhost_admin_sysfs_del(dev);
+	return ret;
+}
+
+/* ---- registration ------------------------------------------------------- */
+
+/**
+ * vhost_admin_register - give a new device a name and publish it
+ * @dev: the device, initialised (vhost_dev_init), not yet in use
+ * @ops: its type
+ * @zerocopy: default of the zerocopy tunable
+ *
+ * Return: 0, -ENOMEM, -ENOSPC (no free id) or an error of sysfs.
+ */
+int vhost_admin_register(struct vhost_dev *dev,
+			 const struct vhost_admin_ops *ops, bool zerocopy)
+{
+	struct vhost_admin *a = &dev->admin;
+	int ret;
+
+	a->ops = ops;
+	a->tun.busypoll_us = min_t(u32, READ_ONCE(busypoll_us),
+				   VHOST_BUSYPOLL_US_MAX);
+	a->tun.zcopy_min_len = clamp_t(u32, READ_ONCE(zcopy_min_len), 1,
+				       VHOST_ZCOPY_MIN_LEN_MAX);
+	a->tun.zerocopy = zerocopy;
+	a->tun.metamap = dev->nvqs && dev->vqs[0]->metamap.enabled;
+
+	mutex_lock(&vhost_admin_lock);
+	ret = xa_alloc(&vhost_admin_devs, &a->id, dev, xa_limit_31b,
+		       GFP_KERNEL);
+	if (ret)
+		goto out;
+	snprintf(a->name, sizeof(a->name), "vhost%u", a->id);
+	ret = vhost_admin_sysfs_add(dev);
+	if (ret) {
+		xa_erase(&vhost_admin_devs, a->id);
+		goto out;
+	}
+	vhost_nl_dev_notify(dev, VHOST_CMD_DEV_ADD_NTF);
+out:
+	mutex_unlock(&vhost_admin_lock);
+	if (ret)
+		a->ops = NULL;
+	return ret;
+}
+EXPORT_SYMBOL_GPL(vhost_admin_register);
+
+/**
+ * vhost_admin_unregister - remove a device from the admin plane
+ * @dev: a registered device, still fully working
+ *
+ * Once this returns no admin operation or sysfs reader touches @dev.  Sleeps.
+ */
+void vhost_admin_unregister(struct vhost_dev *dev)
+{
+	struct vhost_admin *a = &dev->admin;
+
+	if (!a->ops)
+		return;
+	mutex_lock(&vhost_admin_lock);
+	vhost_nl_dev_notify(dev, VHOST_CMD_DEV_DEL_NTF);
+	xa_erase(&vhost_admin_devs, a->id);
+	mutex_unlock(&vhost_admin_lock);
+	/* Waits for running sysfs readers: not under vhost_admin_lock. */
+	vhost_admin_sysfs_del(dev);
+	a->ops = NULL;
+}
+EXPORT_SYMBOL_GPL(vhost_admin_unregister);
+
+void vhost_admin_show_fdinfo(struct seq_file *m, struct vhost_dev *dev)
+{
+	if (dev->admin.ops)
+		seq_printf(m, "vhost-name:\t%s\n", dev->admin.name);
+}
+EXPORT_SYMBOL_GPL(vhost_admin_show_fdinfo);
+
+static int __init vhost_admin_init(void)
+{
+	int ret;
+
+	vhost_admin_init_stat_attrs();
+	ret = class_register(&vhost_class);
+	if (ret)
+		return ret;
+	ret = vhost_nl_init();
+	if (ret)
+		class_unregister(&vhost_class);
+	return ret;
+}
+
+static void __exit vhost_admin_exit(void)
+{
+	vhost_nl_exit();
+	class_unregister(&vhost_class);
+}
+
+module_init(vhost_admin_init);
+module_exit(vhost_admin_exit);
+MODULE_LICENSE("GPL");
+MODULE_DESCRIPTION("vhost: device names, tunables, statistics and netlink");
