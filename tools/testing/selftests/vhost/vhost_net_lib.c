@@ -238,6 +238,17 @@ void vq_notify(struct vq *vq)
 
 	if (write(vq->kick_fd, &one, sizeof(one)) != sizeof(one))
 		perror("kick");
+	else
+		vq->kicks++;
+}
+
+uint64_t vq_calls_collect(struct vq *vq)
+{
+	uint64_t v;
+
+	if (read(vq->call_fd, &v, sizeof(v)) == sizeof(v))
+		vq->calls += v;
+	return vq->calls;
 }
 
 static bool vq_kick_needed(struct vq *vq)
@@ -277,7 +288,9 @@ int vq_wait(struct vq *vq, int timeout_ms)
 			return 0;
 		if (poll(&p, 1, timeout_ms) <= 0)
 			return vq_has_used(vq) ? 0 : -ETIMEDOUT;
-		if (read(vq->call_fd, &v, sizeof(v)) < 0 && errno != EAGAIN)
+		if (read(vq->call_fd, &v, sizeof(v)) == sizeof(v))
+			vq->calls += v;
+		else if (errno != EAGAIN)
 			return -errno;
 	}
 }

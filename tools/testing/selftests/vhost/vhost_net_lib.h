@@ -43,6 +43,8 @@ struct vq {
 	int kick_fd;
 	int call_fd;
 	int err_fd;			/* signalled by vq_err() in vhost */
+	uint64_t kicks;			/* kick eventfd writes */
+	uint64_t calls;			/* call eventfd signals read */
 	uint16_t avail_idx;		/* next avail->idx to publish */
 	uint16_t last_used;		/* next used entry to consume */
 	uint16_t kick_old;		/* avail_idx at the last kick decision */
@@ -130,6 +132,8 @@ void vq_notify(struct vq *vq);
 
 /* Wait for the call eventfd of a queue, with interrupts enabled. */
 int vq_wait(struct vq *vq, int timeout_ms);
+/* Add the call eventfd's pending signals to vq->calls; returns vq->calls. */
+uint64_t vq_calls_collect(struct vq *vq);
 bool vq_has_used(const struct vq *vq);
 
 /*
