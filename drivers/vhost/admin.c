@@ -32,6 +32,7 @@ module_param(zcopy_min_len, uint, 0644);
 MODULE_PARM_DESC(zcopy_min_len,
 		 "Default length below which new devices copy TX packets even with zero-copy on (default: 256)");
 
+/* The registry and every admin operation; rules in admin_internal.h. */
 DEFINE_MUTEX(vhost_admin_lock);
 static DEFINE_XARRAY_ALLOC(vhost_admin_devs);
 
@@ -176,6 +177,25 @@ void vhost_admin_dev_stats(struct vhost_dev *dev, struct vhost_admin_stats *st)
 		vhost_admin_queue_stats(dev, i, st);
 }
 
+/* A tunable's value, by its VHOST_A_DEV_* attribute. */
+u32 vhost_admin_tunable(struct vhost_dev *dev, int attr)
+{
+	const struct vhost_tunables *tun = &dev->admin.tun;
+
+	switch (attr) {
+	case VHOST_A_DEV_BUSYPOLL_US:
+		return READ_ONCE(tun->busypoll_us);
+	case VHOST_A_DEV_ZEROCOPY:
+		return READ_ONCE(tun->zerocopy);
+	case VHOST_A_DEV_ZCOPY_MIN_LEN:
+		return READ_ONCE(tun->zcopy_min_len);
+	case VHOST_A_DEV_METAMAP:
+		return READ_ONCE(tun->metamap);
+	}
+	WARN_ON_ONCE(1);
+	return 0;
+}
+
 /* The owner's pid in the caller's pid namespace, 0 if none or not visible. */
 u32 vhost_admin_owner_pid(struct vhost_dev *dev)
 {
@@ -281,19 +301,37 @@ static ssize_t num_queues_show(struct device *d, struct device_attribute *attr,
 }
 static DEVICE_ATTR_RO(num_queues);
 
-#define VHOST_TUNABLE_ATTR(_field)					\
-static ssize_t _field##_show(struct device *d,				\
-			     struct device_attribute *attr, char *buf)	\
-{									\
-	return sysfs_emit(buf, "%u\n",					\
-			  (u32)READ_ONCE(to_vhost_dev(d)->admin.tun._field)); \
-}									\
-static DEVICE_ATTR_RO(_field)
+/* The tunables' files; each attribute's var is its VHOST_A_DEV_* id. */
+static ssize_t vhost_tunable_show(struct device *d,
+				  struct device_attribute *attr, char *buf)
+{
+	struct dev_ext_attribute *ea =
+		container_of(attr, struct dev_ext_attribute, attr);
 
-VHOST_TUNABLE_ATTR(busypoll_us);
-VHOST_TUNABLE_ATTR(zcopy_min_len);
-VHOST_TUNABLE_ATTR(zerocopy);
-VHOST_TUNABLE_ATTR(metamap);
+	return sysfs_emit(buf, "%u\n",
+			  vhost_admin_tunable(to_vhost_dev(d),
+					      (uintptr_t)ea->var));
+}
+
+static struct dev_ext_attribute dev_attr_busypoll_us = {
+	__ATTR(busypoll_us, 0444, vhost_tunable_show, NULL),
+	(void *)VHOST_A_DEV_BUSYPOLL_US,
+};
+
+static struct dev_ext_attribute dev_attr_zcopy_min_len = {
+	__ATTR(zcopy_min_len, 0444, vhost_tunable_show, NULL),
+	(void *)VHOST_A_DEV_ZCOPY_MIN_LEN,
+};
+
+static struct dev_ext_attribute dev_attr_zerocopy = {
+	__ATTR(zerocopy, 0444, vhost_tunable_show, NULL),
+	(void *)VHOST_A_DEV_ZEROCOPY,
+};
+
+static struct dev_ext_attribute dev_attr_metamap = {
+	__ATTR(metamap, 0444, vhost_tunable_show, NULL),
+	(void *)VHOST_A_DEV_METAMAP,
+};
 
 static struct attribute *vhost_dev_attrs[] = {
 	&dev_attr_type.attr,
@@ -302,10 +340,10 @@ static struct attribute *vhost_dev_attrs[] = {
 	&dev_attr_backend_ifname.attr,
 	&dev_attr_features.attr,
 	&dev_attr_num_queues.attr,
-	&dev_attr_busypoll_us.attr,
-	&dev_attr_zcopy_min_len.attr,
-	&dev_attr_zerocopy.attr,
-	&dev_attr_metamap.attr,
+	&dev_attr_busypoll_us.attr.attr,
+	&dev_attr_zcopy_min_len.attr.attr,
+	&dev_attr_zerocopy.attr.attr,
+	&dev_attr_metamap.attr.attr,
 	NULL,
 };
 
@@ -379,8 +417,9 @@ static const struct sysfs_ops vhost_queue_sysfs_ops = {
 static ssize_t queue_type_show(struct vhost_admin_queue *q,
 			       struct vhost_queue_attr *qa, char *buf)
 {
-	return sysfs_emit(buf, "%s\n", vhost_admin_queue_type_names[
-			  vhost_admin_queue_type(q->dev, q->index)]);
+	u32 type = vhost_admin_queue_type(q->dev, q->index);
+
+	return sysfs_emit(buf, "%s\n", vhost_admin_queue_type_names[type]);
 }
 
 static ssize_t queue_num_show(struct vhost_admin_queue *q,

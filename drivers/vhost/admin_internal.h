@@ -37,6 +37,7 @@ void vhost_admin_queue_stats(struct vhost_dev *dev, unsigned int index,
 			     struct vhost_admin_stats *st);
 void vhost_admin_dev_stats(struct vhost_dev *dev, struct vhost_admin_stats *st);
 u32 vhost_admin_owner_pid(struct vhost_dev *dev);
+u32 vhost_admin_tunable(struct vhost_dev *dev, int attr);
 int vhost_admin_set_tunables(struct vhost_dev *dev,
 			     const struct vhost_tunables *tun,
 			     struct netlink_ext_ack *extack);

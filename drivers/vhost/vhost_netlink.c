@@ -54,7 +54,6 @@ static int vhost_nl_put_private(struct sk_buff *skb, struct vhost_dev *dev)
 static int vhost_nl_dev_fill(struct sk_buff *skb, struct vhost_dev *dev,
 			     const struct genl_info *info, bool priv)
 {
-	const struct vhost_tunables *tun = &dev->admin.tun;
 	struct vhost_admin_stats st;
 	void *hdr;
 
@@ -70,11 +69,13 @@ static int vhost_nl_dev_fill(struct sk_buff *skb, struct vhost_dev *dev,
 			      VHOST_A_DEV_PAD) ||
 	    nla_put_u32(skb, VHOST_A_DEV_NUM_QUEUES, dev->nvqs) ||
 	    nla_put_u32(skb, VHOST_A_DEV_BUSYPOLL_US,
-			READ_ONCE(tun->busypoll_us)) ||
-	    nla_put_u8(skb, VHOST_A_DEV_ZEROCOPY, READ_ONCE(tun->zerocopy)) ||
+			vhost_admin_tunable(dev, VHOST_A_DEV_BUSYPOLL_US)) ||
+	    nla_put_u8(skb, VHOST_A_DEV_ZEROCOPY,
+		       vhost_admin_tunable(dev, VHOST_A_DEV_ZEROCOPY)) ||
 	    nla_put_u32(skb, VHOST_A_DEV_ZCOPY_MIN_LEN,
-			READ_ONCE(tun->zcopy_min_len)) ||
-	    nla_put_u8(skb, VHOST_A_DEV_METAMAP, READ_ONCE(tun->metamap)) ||
+			vhost_admin_tunable(dev, VHOST_A_DEV_ZCOPY_MIN_LEN)) ||
+	    nla_put_u8(skb, VHOST_A_DEV_METAMAP,
+		       vhost_admin_tunable(dev, VHOST_A_DEV_METAMAP)) ||
 	    (priv && vhost_nl_put_private(skb, dev)) ||
 	    vhost_nl_put_stats(skb, VHOST_A_DEV_STATS, &st)) {
 		genlmsg_cancel(skb, hdr);
