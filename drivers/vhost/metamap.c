@@ -328,7 +328,8 @@ fail:
 /*
  * Open a section: hold map->lock across the accesses of one batch (avail
  * index, heads, descriptors; or used entries and used index).  Builds the
- * map first if it is invalid.  Nothing in a section may fault or sleep.
+ * map first if it is invalid.  Nothing in a section may fault or sleep; it
+ * ends with vhost_metamap_end().
  */
 void vhost_metamap_begin(struct vhost_virtqueue *vq)
 {
@@ -336,6 +337,7 @@ void vhost_metamap_begin(struct vhost_virtqueue *vq)
 
 	if (!map->enabled)
 		return;
+	lockdep_assert_held(&vq->mutex);
 	if (!READ_ONCE(map->valid) && !vhost_metamap_refresh(vq))
 		return;
 	spin_lock(&map->lock);
@@ -346,37 +348,6 @@ void vhost_metamap_begin(struct vhost_virtqueue *vq)
 	spin_unlock(&map->lock);
 }
 EXPORT_SYMBOL_GPL(vhost_metamap_begin);
-
-void vhost_metamap_end(struct vhost_virtqueue *vq)
-{
-	struct vhost_metamap *map = &vq->metamap;
-
-	if (map->held) {
-		map->held = false;
-		spin_unlock(&map->lock);
-	}
-}
-EXPORT_SYMBOL_GPL(vhost_metamap_end);
-
-/*
- * Kernel address of [uaddr, uaddr + size) in part p, or NULL when it is
- * outside the part or crosses a page.  The page index is clamped against
- * speculation: uaddr derives from guest-controlled indices, and this path
- * has no uaccess barrier.
- */
-static void *vhost_metamap_kaddr(struct vhost_metamap *map, int p,
-				 unsigned long uaddr, size_t size)
-{
-	struct vhost_metamap_range *r = &map->range[p];
-	unsigned long off = uaddr - (r->uaddr & PAGE_MASK);
-	unsigned long pg;
-
-	if (uaddr < r->uaddr || uaddr - r->uaddr + size > r->len ||
-	    offset_in_page(off) + size > PAGE_SIZE)
-		return NULL;
-	pg = array_index_nospec(off >> PAGE_SHIFT, (unsigned long)r->npages);
-	return r->kaddr[pg] + offset_in_page(off);
-}
 
 /* Take map->lock for one access unless a section holds it; false: no map. */
 static bool vhost_metamap_lock(struct vhost_metamap *map)
@@ -409,76 +380,78 @@ static void vhost_metamap_unlock(struct vhost_metamap *map, bool done)
 	}
 }
 
-bool vhost_metamap_get16(struct vhost_virtqueue *vq, unsigned int p,
-			 const void __user *uaddr, __virtio16 *val)
+/*
+ * The out-of-line halves of the accessors in metamap.h: an access outside
+ * a section takes map->lock for itself; one the map cannot serve (outside
+ * the part, across a page) ends the section and is counted as a fallback.
+ */
+bool __vhost_metamap_get16(struct vhost_metamap *map, unsigned int p,
+			   const void __user *uaddr, __virtio16 *val)
 {
-	struct vhost_metamap *map = &vq->metamap;
 	__virtio16 *k;
 
 	if (!vhost_metamap_lock(map))
 		return false;
-	k = vhost_metamap_kaddr(map, p, (unsigned long)uaddr, sizeof(*val));
+	k = __vhost_metamap_kaddr(map, p, (unsigned long)uaddr, sizeof(*val));
 	if (k)
 		*val = READ_ONCE(*k);
 	vhost_metamap_unlock(map, k);
 	return k;
 }
-EXPORT_SYMBOL_GPL(vhost_metamap_get16);
+EXPORT_SYMBOL_GPL(__vhost_metamap_get16);
 
-bool vhost_metamap_put16(struct vhost_virtqueue *vq, void __user *uaddr,
-			 __virtio16 val)
+bool __vhost_metamap_put16(struct vhost_metamap *map, void __user *uaddr,
+			   __virtio16 val)
 {
-	struct vhost_metamap *map = &vq->metamap;
 	__virtio16 *k;
 
 	if (!vhost_metamap_lock(map))
 		return false;
-	k = vhost_metamap_kaddr(map, VHOST_METAMAP_USED, (unsigned long)uaddr,
-				sizeof(val));
+	k = __vhost_metamap_kaddr(map, VHOST_METAMAP_USED,
+				  (unsigned long)uaddr, sizeof(val));
 	if (k)
 		WRITE_ONCE(*k, val);
 	vhost_metamap_unlock(map, k);
 	return k;
 }
-EXPORT_SYMBOL_GPL(vhost_metamap_put16);
+EXPORT_SYMBOL_GPL(__vhost_metamap_put16);
 
-bool vhost_metamap_get_desc(struct vhost_virtqueue *vq, struct vring_desc *d,
-			    unsigned int idx)
+bool __vhost_metamap_get_desc(struct vhost_metamap *map, struct vring_desc *d,
+			      const struct vring_desc __user *uaddr)
 {
-	struct vhost_metamap *map = &vq->metamap;
 	struct vring_desc *k;
 
 	if (!vhost_metamap_lock(map))
 		return false;
-	k = vhost_metamap_kaddr(map, VHOST_METAMAP_DESC,
-				(unsigned long)(vq->desc + idx), sizeof(*d));
+	k = __vhost_metamap_kaddr(map, VHOST_METAMAP_DESC,
+				  (unsigned long)uaddr, sizeof(*d));
 	if (k)
 		*d = *k;
 	vhost_metamap_unlock(map, k);
 	return k;
 }
-EXPORT_SYMBOL_GPL(vhost_metamap_get_desc);
+EXPORT_SYMBOL_GPL(__vhost_metamap_get_desc);
 
 /*
- * Write count used entries from ring slot idx.  Entries are 4-byte aligned
- * and may straddle a page, so each field is stored on its own.
+ * Write count used entries from u on.  Entries are 4-byte aligned and may
+ * straddle a page, so each field is stored on its own.
  */
-bool vhost_metamap_put_used(struct vhost_virtqueue *vq,
+bool vhost_metamap_put_used(struct vhost_metamap *map,
 			    const struct vring_used_elem *heads,
-			    unsigned int idx, unsigned int count)
+			    struct vring_used_elem __user *u,
+			    unsigned int count)
 {
-	struct vhost_metamap *map = &vq->metamap;
-	struct vring_used_elem __user *u = vq->used->ring + idx;
 	unsigned int i;
 	__virtio32 *id, *len;
 
-	if (!vhost_metamap_lock(map))
+	if (!map->enabled || !vhost_metamap_lock(map))
 		return false;
 	for (i = 0; i < count; i++, u++) {
-		id = vhost_metamap_kaddr(map, VHOST_METAMAP_USED,
-					 (unsigned long)&u->id, sizeof(*id));
-		len = vhost_metamap_kaddr(map, VHOST_METAMAP_USED,
-					  (unsigned long)&u->len, sizeof(*len));
+		id = __vhost_metamap_kaddr(map, VHOST_METAMAP_USED,
+					   (unsigned long)&u->id, sizeof(*id));
+		len = __vhost_metamap_kaddr(map, VHOST_METAMAP_USED,
+					    (unsigned long)&u->len,
+					    sizeof(*len));
 		if (!id || !len)
 			break;
 		WRITE_ONCE(*id, heads[i].id);

@@ -85,18 +85,119 @@ void vhost_metamap_release(struct vhost_virtqueue *vq);
 void vhost_metamap_config_changed(struct vhost_virtqueue *vq);
 void vhost_metamap_set_enabled(struct vhost_virtqueue *vq, bool on);
 void vhost_metamap_begin(struct vhost_virtqueue *vq);
-void vhost_metamap_end(struct vhost_virtqueue *vq);
-bool vhost_metamap_get16(struct vhost_virtqueue *vq, unsigned int p,
-			 const void __user *uaddr, __virtio16 *val);
-bool vhost_metamap_put16(struct vhost_virtqueue *vq, void __user *uaddr,
-			 __virtio16 val);
-bool vhost_metamap_get_desc(struct vhost_virtqueue *vq, struct vring_desc *d,
-			    unsigned int idx);
-bool vhost_metamap_put_used(struct vhost_virtqueue *vq,
+bool __vhost_metamap_get16(struct vhost_metamap *map, unsigned int p,
+			   const void __user *uaddr, __virtio16 *val);
+bool __vhost_metamap_put16(struct vhost_metamap *map, void __user *uaddr,
+			   __virtio16 val);
+bool __vhost_metamap_get_desc(struct vhost_metamap *map, struct vring_desc *d,
+			      const struct vring_desc __user *uaddr);
+bool vhost_metamap_put_used(struct vhost_metamap *map,
 			    const struct vring_used_elem *heads,
-			    unsigned int idx, unsigned int count);
+			    struct vring_used_elem __user *uaddr,
+			    unsigned int count);
 void vhost_metamap_show_fdinfo(struct seq_file *m, struct vhost_virtqueue *vq,
 			       unsigned int index);
+
+/*
+ * The fast path, inline in vhost.c: inside a section (map->held, so
+ * map->lock is held and the map valid) an access is a bounds check and a
+ * load or store.  Everything else (no section, an access the map cannot
+ * serve) goes to the out-of-line functions above, which answer false when
+ * the caller must use uaccess.
+ */
+
+/*
+ * Kernel address of [uaddr, uaddr + size) in part p, or NULL when that is
+ * outside the part or crosses a page.  uaddr derives from guest-controlled
+ * indices and this path has no uaccess speculation barrier, so the page
+ * index is clamped with array_index_nospec().  Caller holds map->lock.
+ */
+static __always_inline void *__vhost_metamap_kaddr(const struct vhost_metamap *map,
+						   int p, unsigned long uaddr,
+						   size_t size)
+{
+	const struct vhost_metamap_range *r = &map->range[p];
+	unsigned long off = uaddr - r->uaddr;	/* wraps if uaddr < r->uaddr */
+	unsigned long pg;
+
+	if (unlikely(off > r->len - size))
+		return NULL;
+	off += offset_in_page(r->uaddr);
+	if (unlikely(offset_in_page(off) + size > PAGE_SIZE))
+		return NULL;
+	pg = array_index_nospec(off >> PAGE_SHIFT, (unsigned long)r->npages);
+	return r->kaddr[pg] + offset_in_page(off);
+}
+
+/* Lockless readers see the counter whole; its writer holds vq->mutex. */
+static __always_inline void vhost_metamap_count_fast(struct vhost_metamap *map)
+{
+	WRITE_ONCE(map->stats.fast, map->stats.fast + 1);
+}
+
+static __always_inline bool vhost_metamap_get16(struct vhost_metamap *map,
+						unsigned int p,
+						const void __user *uaddr,
+						__virtio16 *val)
+{
+	__virtio16 *k;
+
+	if (likely(map->held)) {
+		k = __vhost_metamap_kaddr(map, p, (unsigned long)uaddr,
+					  sizeof(*k));
+		if (likely(k)) {
+			*val = READ_ONCE(*k);
+			vhost_metamap_count_fast(map);
+			return true;
+		}
+	}
+	return map->enabled && __vhost_metamap_get16(map, p, uaddr, val);
+}
+
+static __always_inline bool vhost_metamap_put16(struct vhost_metamap *map,
+						void __user *uaddr,
+						__virtio16 val)
+{
+	__virtio16 *k;
+
+	if (likely(map->held)) {
+		k = __vhost_metamap_kaddr(map, VHOST_METAMAP_USED,
+					  (unsigned long)uaddr, sizeof(*k));
+		if (likely(k)) {
+			WRITE_ONCE(*k, val);
+			vhost_metamap_count_fast(map);
+			return true;
+		}
+	}
+	return map->enabled && __vhost_metamap_put16(map, uaddr, val);
+}
+
+static __always_inline bool
+vhost_metamap_get_desc(struct vhost_metamap *map, struct vring_desc *d,
+		       const struct vring_desc __user *uaddr)
+{
+	struct vring_desc *k;
+
+	if (likely(map->held)) {
+		k = __vhost_metamap_kaddr(map, VHOST_METAMAP_DESC,
+					  (unsigned long)uaddr, sizeof(*k));
+		if (likely(k)) {
+			*d = *k;
+			vhost_metamap_count_fast(map);
+			return true;
+		}
+	}
+	return map->enabled && __vhost_metamap_get_desc(map, d, uaddr);
+}
+
+/* Close a section: the caller is about to do something that may fault. */
+static __always_inline void vhost_metamap_end(struct vhost_metamap *map)
+{
+	if (map->held) {
+		map->held = false;
+		spin_unlock(&map->lock);
+	}
+}
 
 #else
 
@@ -107,8 +208,8 @@ static inline void vhost_metamap_config_changed(struct vhost_virtqueue *vq) {}
 static inline void vhost_metamap_set_enabled(struct vhost_virtqueue *vq,
 					     bool on) {}
 static inline void vhost_metamap_begin(struct vhost_virtqueue *vq) {}
-static inline void vhost_metamap_end(struct vhost_virtqueue *vq) {}
-static inline bool vhost_metamap_get16(struct vhost_virtqueue *vq,
+static inline void vhost_metamap_end(struct vhost_metamap *map) {}
+static inline bool vhost_metamap_get16(struct vhost_metamap *map,
 				       unsigned int p,
 				       const void __user *uaddr,
 				       __virtio16 *val)
@@ -116,22 +217,23 @@ static inline bool vhost_metamap_get16(struct vhost_virtqueue *vq,
 	return false;
 }
 
-static inline bool vhost_metamap_put16(struct vhost_virtqueue *vq,
+static inline bool vhost_metamap_put16(struct vhost_metamap *map,
 				       void __user *uaddr, __virtio16 val)
 {
 	return false;
 }
 
-static inline bool vhost_metamap_get_desc(struct vhost_virtqueue *vq,
+static inline bool vhost_metamap_get_desc(struct vhost_metamap *map,
 					  struct vring_desc *d,
-					  unsigned int idx)
+					  const struct vring_desc __user *uaddr)
 {
 	return false;
 }
 
-static inline bool vhost_metamap_put_used(struct vhost_virtqueue *vq,
+static inline bool vhost_metamap_put_used(struct vhost_metamap *map,
 					  const struct vring_used_elem *heads,
-					  unsigned int idx, unsigned int count)
+					  struct vring_used_elem __user *uaddr,
+					  unsigned int count)
 {
 	return false;
 }
