@@ -252,24 +252,6 @@ static int dev_set(struct nlc *c, const char *name, struct tun t)
 	return nlc_run(c, m);
 }
 
-/* The vhostN name of an open vhost fd, from its fdinfo. */
-static int fd_vhost_name(int fd, char *name)
-{
-	char path[64], line[256];
-	int ret = -ENOENT;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", fd);
-	f = fopen(path, "r");
-	if (!f)
-		return -errno;
-	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, "vhost-name: %15s", name) == 1)
-			ret = 0;
-	fclose(f);
-	return ret;
-}
-
 static int sysfs_u64(const char *name, const char *file, uint64_t *v)
 {
 	char path[256];
@@ -317,7 +299,8 @@ static int open_dev(FIXTURE_DATA(admin) *self, bool event_idx)
 		return r;
 	self->open = true;
 	vnet_rx_fill(&self->n);
-	return fd_vhost_name(self->n.vhost_fd, self->name);
+	return vhost_fd_name(self->n.vhost_fd, self->name,
+			     sizeof(self->name));
 }
 
 static int refresh(FIXTURE_DATA(admin) *self)
@@ -333,7 +316,7 @@ TEST_F(admin, dump_lists_exactly_the_open_devices)
 	for (i = 0; i < 3; i++) {
 		fds[i] = open("/dev/vhost-net", O_RDWR);
 		ASSERT_GE(fds[i], 0);
-		ASSERT_EQ(0, fd_vhost_name(fds[i], names[i]));
+		ASSERT_EQ(0, vhost_fd_name(fds[i], names[i], IFNAMSIZ));
 	}
 	for (int round = 0; round < 2; round++) {
 		ASSERT_EQ(0, dev_dump(&self->nl));

@@ -943,30 +943,50 @@ int vnet_check_rx(struct vnet *n, const size_t *lens, int nlens, int count,
 	return vnet_check(n, VNET_RX, lens, nlens, count, batch, seq0, why);
 }
 
-int vnet_metamap_stats(struct vnet *n, int qidx, struct metamap_stats *s)
+/* Copy what follows "key" in fd's fdinfo line starting with it. */
+static int fdinfo_get(int fd, const char *key, char *val, size_t len)
 {
-	char path[64], key[32], line[512];
+	char path[64], line[512];
 	int found = -ENOENT;
 	FILE *f;
 
-	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", n->vhost_fd);
-	snprintf(key, sizeof(key), "vq%d-metamap:", qidx);
+	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", fd);
 	f = fopen(path, "r");
 	if (!f)
 		return -errno;
-	while (fgets(line, sizeof(line), f)) {
+	while (found && fgets(line, sizeof(line), f)) {
 		if (strncmp(line, key, strlen(key)))
 			continue;
-		if (sscanf(line + strlen(key),
-			   " enabled=%d valid=%d fast=%" SCNu64 " fallback=%" SCNu64
-			   " invalidations=%" SCNu64 " remaps=%" SCNu64
-			   " remap_failures=%" SCNu64, &s->enabled, &s->valid,
-			   &s->fast, &s->fallback, &s->invalidations, &s->remaps,
-			   &s->remap_failures) == 7)
-			found = 0;
+		line[strcspn(line, "\n")] = '\0';
+		snprintf(val, len, "%s", line + strlen(key) +
+			 strspn(line + strlen(key), " \t"));
+		found = 0;
 	}
 	fclose(f);
 	return found;
+}
+
+int vhost_fd_name(int fd, char *name, size_t len)
+{
+	return fdinfo_get(fd, "vhost-name:", name, len);
+}
+
+int vnet_metamap_stats(struct vnet *n, int qidx, struct metamap_stats *s)
+{
+	char key[32], val[256];
+	int r;
+
+	snprintf(key, sizeof(key), "vq%d-metamap:", qidx);
+	r = fdinfo_get(n->vhost_fd, key, val, sizeof(val));
+	if (r)
+		return r;
+	if (sscanf(val, "enabled=%d valid=%d fast=%" SCNu64 " fallback=%" SCNu64
+		   " invalidations=%" SCNu64 " remaps=%" SCNu64
+		   " remap_failures=%" SCNu64, &s->enabled, &s->valid,
+		   &s->fast, &s->fallback, &s->invalidations, &s->remaps,
+		   &s->remap_failures) != 7)
+		return -EINVAL;
+	return 0;
 }
 
 int metamap_set_default(int on)

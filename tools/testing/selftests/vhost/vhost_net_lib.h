@@ -150,6 +150,8 @@ int vnet_check_tx(struct vnet *n, const size_t *lens, int nlens, int count,
 int vnet_check_rx(struct vnet *n, const size_t *lens, int nlens, int count,
 		  int batch, uint32_t seq0, char *why);
 
+/* A vhost fd's device name (vhostN), from its fdinfo. */
+int vhost_fd_name(int fd, char *name, size_t len);
 /* Counters of the metadata direct map, from the vhost fd's fdinfo. */
 struct metamap_stats {
 	int enabled, valid;
