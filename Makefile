@@ -7,6 +7,7 @@ all: kernel tests
 
 help:
 	@echo "make check            build everything, run all tests (SMAP on and off)"
+	@echo "make bench [QUICK=1]  the benchmark: perf kernel, SMAP on/off, build/bench/"
 	@echo "make kernel           debug kernel into build/kbuild-debug"
 	@echo "make kernel-perf      benchmark kernel into build/kbuild-perf"
 	@echo "make tests            selftests into build/selftests"
@@ -44,3 +45,9 @@ clean:
 
 regen:
 	@scripts/ynl-regen
+
+# The benchmark (issue 6): perf kernel, SMAP on and off, modes alternating
+# in one guest; QUICK=1 for a short run.  Results in build/bench/.
+.PHONY: bench
+bench:
+	@QUICK=$(QUICK) scripts/bench

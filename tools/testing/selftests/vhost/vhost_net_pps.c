@@ -1,23 +1,109 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * vhost_net_pps: TX packets per second through vhost-net, direct map off and
- * on, alternating inside one run.  The driver keeps the TX ring full (batches
- * of buffers, one kick per batch) and counts used buffers; frames go into
- * the TAP's ingress and are dropped by the stack (unknown ethertype).  Not a
- * test: a load generator for measurements.
+ * vhost_net_pps: a load generator for vhost-net, for measurements (not a
+ * test).  One device, one TAP; a setting of the device (the metadata direct
+ * map, TX zero-copy or busy polling) is switched at run time through the
+ * admin plane (vhostctl), the two values alternating over the rounds, the
+ * order swapped every round.
  *
- *   vhost_net_pps [-r rounds] [-t seconds] [-s frame bytes] [-n ring size]
+ *   -T tx   the driver keeps the TX ring full like a guest driver: buffers
+ *           written once, refilled in batches as they are used, one kick per
+ *           batch when the device asks for one, the interrupt delayed to 3/4
+ *           of the buffers in flight (virtqueue_enable_cb_delayed()).  With
+ *           -x the TAP drops the frames with XDP (tun's batched XDP path),
+ *           otherwise the stack drops them (unknown ethertype / no route).
+ *   -T rx   a thread injects frames into the TAP (AF_PACKET, qdisc bypass,
+ *           sendmmsg), at most 256 in flight so that tun drops none;
+ *           vhost-net receives them into the RX ring, the driver reaps and
+ *           reposts buffers.  Counts what the driver received.
+ *   -T rr   request/response: the driver sends one frame and waits (on the
+ *           call eventfd, like an interrupt) for the answer, which a thread
+ *           on an AF_PACKET socket of the TAP sends back.  Latency per round
+ *           trip.
+ *
+ * Sizes: -s 60..1514 (frame bytes), or -s 65536: one 64 KiB TCP/IPv4 frame
+ * with a GSO header (TSO) per packet, TX only.
+ *
+ * Output, one line per measurement (key=value, for scripts/bench-report):
+ *
+ *   sample test=tx size=64 knob=metamap mode=on round=0 secs=2.0001
+ *          pkts=... pps=... worker_ns=... cpu_ns_per_pkt=... drv_ns=...
+ *          kicks=... calls=... tx_packets=... rx_packets=... mm_fast=...
+ *          mm_fallback=... zc_sent=... zc_copied=... zc_stalls=...
+ *          bp_loops=... bp_found=... [lat_mean_us= lat_p50_us= lat_p99_us=]
+ *
+ * (counters are deltas over the measurement, from the device's sysfs
+ * statistics; worker_ns is the CPU time of the vhost worker thread,
+ * "vhost-<pid>", read with its thread CPU clock: /proc/<pid>/task/<tid>/stat's
+ * utime + stime with ns resolution), then one "summary" line per mode and a
+ * "ratio" line, and a "total" line with the device's packet counters over
+ * the whole run.  The driver and the helper thread run on CPU 0, the worker
+ * on CPU 1 (-P: no pinning).
+ *
+ *   vhost_net_pps [-T tx|rx|rr] [-s bytes] [-n ring] [-r rounds] [-t secs]
+ *                 [-w warm-up secs] [-k metamap|zerocopy|busypoll]
+ *                 [-v A,B] [-C vhostctl] [-x xdp.o] [-P]
+ *
+ * The default for -C is $VHOSTCTL, else the work tree's vhostctl, else the
+ * one in $PATH.  Defaults: TX of 64-byte frames, ring 1024, 5 rounds of 2 s,
+ * the direct map off and on.
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <poll.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <arpa/inet.h>
+#include <dirent.h>
+#include <linux/if_ether.h>
+#include <linux/if_packet.h>
+#include <net/if.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <linux/futex.h>
+#include <sys/wait.h>
 
 #include "vhost_net_lib.h"
+
+#define MAX_ROUNDS 64
+#define GSO_FRAME 65536
+#define RR_TIMEOUT_MS 2000
+
+enum test { T_TX, T_RX, T_RR };
+static const char *const test_name[] = { "tx", "rx", "rr" };
+
+static struct {
+	enum test test;
+	size_t len;
+	unsigned int ring;
+	int rounds;
+	double secs, warm;
+	const char *knob;
+	const char *val[2];
+	const char *ctl;
+	const char *xdp;
+	bool pin;
+} cfg = {
+	.test = T_TX, .len = 64, .ring = 1024, .rounds = 5, .secs = 2,
+	.warm = 0.3, .knob = "metamap", .val = { "off", "on" }, .pin = true,
+};
+
+static struct vnet n;
+static char devname[32];
+static pid_t worker_tid;
+static uint8_t *frame;
+static struct virtio_net_hdr_v1 frame_hdr;
+static atomic_bool stop_threads;
 
 static double now(void)
 {
@@ -27,6 +113,477 @@ static double now(void)
 	return ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
+static void die(const char *what, int err)
+{
+	fprintf(stderr, "vhost_net_pps: %s: %s\n", what, strerror(err));
+	exit(1);
+}
+
+/* CPU time of a thread of this process in ns (MAKE_THREAD_CPUCLOCK). */
+static uint64_t thread_cpu_ns(pid_t tid)
+{
+	clockid_t clk = tid ? (~(clockid_t)tid << 3) | 6 : CLOCK_THREAD_CPUTIME_ID;
+	struct timespec ts;
+
+	if (clock_gettime(clk, &ts))
+		return 0;
+	return ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+}
+
+/* The device's vhost worker: thread "vhost-<owner pid>" of this process. */
+static pid_t find_worker(void)
+{
+	char want[32], path[300], comm[64];
+	struct dirent *d;
+	pid_t tid = 0;
+	DIR *dir;
+	FILE *f;
+
+	snprintf(want, sizeof(want), "vhost-%d", getpid());
+	dir = opendir("/proc/self/task");
+	while (dir && (d = readdir(dir))) {
+		snprintf(path, sizeof(path), "/proc/self/task/%s/comm", d->d_name);
+		f = fopen(path, "r");
+		if (!f)
+			continue;
+		if (fgets(comm, sizeof(comm), f) &&
+		    !strncmp(comm, want, strlen(want)) &&
+		    (comm[strlen(want)] == '\n' || !comm[strlen(want)]))
+			tid = atoi(d->d_name);
+		fclose(f);
+	}
+	if (dir)
+		closedir(dir);
+	return tid;
+}
+
+/* "vhost-name:\tvhostN" in the vhost fd's fdinfo. */
+static void find_devname(void)
+{
+	if (vhost_fd_name(n.vhost_fd, devname, sizeof(devname)))
+		die("no vhost-name in the device's fdinfo", ENOENT);
+}
+
+static void pin(pid_t tid, int cpu)
+{
+	cpu_set_t s;
+
+	CPU_ZERO(&s);
+	CPU_SET(cpu, &s);
+	sched_setaffinity(tid, sizeof(s), &s);
+}
+
+/* Device counters, from /sys/class/vhost/<dev>/statistics. */
+enum {
+	S_TXP, S_RXP, S_KICKS, S_CALLS, S_FAST, S_FALLBACK, S_ZCSENT,
+	S_ZCCOPIED, S_ZCSTALLS, S_BPLOOPS, S_BPFOUND, S_N
+};
+static const char *const stat_file[S_N] = {
+	"tx_packets", "rx_packets", "kicks", "calls", "metamap_fast",
+	"metamap_fallback", "zcopy_sent", "zcopy_copied", "zcopy_hol_stalls",
+	"busypoll_loops", "busypoll_found",
+};
+static const char *const stat_key[S_N] = {
+	"tx_packets", "rx_packets", "kicks", "calls", "mm_fast", "mm_fallback",
+	"zc_sent", "zc_copied", "zc_stalls", "bp_loops", "bp_found",
+};
+
+struct snap {
+	double t;
+	uint64_t worker_ns, drv_ns, pkts;
+	uint64_t st[S_N];
+};
+
+static void read_stats(uint64_t *st)
+{
+	char path[128], buf[32];
+	int i, fd;
+	ssize_t r;
+
+	for (i = 0; i < S_N; i++) {
+		snprintf(path, sizeof(path), "/sys/class/vhost/%s/statistics/%s",
+			 devname, stat_file[i]);
+		st[i] = 0;
+		fd = open(path, O_RDONLY);
+		if (fd < 0)
+			continue;
+		r = read(fd, buf, sizeof(buf) - 1);
+		if (r > 0) {
+			buf[r] = 0;
+			st[i] = strtoull(buf, NULL, 10);
+		}
+		close(fd);
+	}
+}
+
+static uint64_t pkts_done;	/* packets (or round trips) counted so far */
+
+static void take(struct snap *s)
+{
+	read_stats(s->st);
+	s->pkts = pkts_done;
+	s->worker_ns = thread_cpu_ns(worker_tid);
+	s->drv_ns = thread_cpu_ns(0);
+	s->t = now();
+}
+
+/* vhostctl set dev vhostN KNOB VALUE */
+static void set_knob(const char *val)
+{
+	char cmd[512];
+	int r;
+
+	snprintf(cmd, sizeof(cmd), "%s set dev %s %s %s", cfg.ctl, devname,
+		 !strcmp(cfg.knob, "busypoll") ? "busypoll-us" : cfg.knob, val);
+	r = system(cmd);
+	if (r == -1 || !WIFEXITED(r) || WEXITSTATUS(r)) {
+		fprintf(stderr, "vhost_net_pps: '%s' failed (status %d)\n", cmd, r);
+		exit(3);
+	}
+}
+
+/* ---- TX ---------------------------------------------------------------- */
+
+static size_t tx_buf_len(void)
+{
+	return n.hdr_len + cfg.len;
+}
+
+/* Every TX buffer holds the header and frame once; posting is a descriptor. */
+static void tx_prefill(void)
+{
+	unsigned int i;
+
+	for (i = 0; i < n.vq[VNET_TX].num; i++) {
+		uint8_t *b = n.bufs[VNET_TX] + (size_t)i * n.o.buf_size;
+
+		memcpy(b, &frame_hdr, n.hdr_len);
+		memcpy(b + n.hdr_len, frame, cfg.len);
+	}
+}
+
+/* Like vq_add() in the library for one device-readable buffer, no copy. */
+static bool tx_post(void)
+{
+	struct vq *vq = &n.vq[VNET_TX];
+	uint16_t head;
+
+	if (!vq->num_free)
+		return false;
+	head = vq->free_head;
+	vq->desc[head].addr = (uintptr_t)(n.bufs[VNET_TX] +
+					  (size_t)head * n.o.buf_size);
+	vq->desc[head].len = tx_buf_len();
+	vq->desc[head].flags = 0;
+	vq->desc[head].next = 0;
+	vq->free_head = vq->next_free[head];
+	vq->num_free--;
+	vq->chain_len[head] = 1;
+	vq->avail->ring[vq->avail_idx % vq->num] = head;
+	vq->avail_idx++;
+	n.tx_pending++;
+	return true;
+}
+
+/*
+ * Wait for used TX buffers with the interrupt delayed until 3/4 of those in
+ * flight are used, as virtqueue_enable_cb_delayed() does.
+ */
+static int tx_wait(int timeout_ms)
+{
+	struct vq *vq = &n.vq[VNET_TX];
+	struct pollfd p = { .fd = vq->call_fd, .events = POLLIN };
+	uint16_t *used_event = &vq->avail->ring[vq->num];
+	uint16_t bufs = n.tx_pending * 3 / 4;
+	uint64_t v;
+
+	__atomic_store_n(used_event, (uint16_t)(vq->last_used + bufs),
+			 __ATOMIC_RELEASE);
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	while (!vq_has_used(vq)) {
+		if (poll(&p, 1, timeout_ms) <= 0)
+			return vq_has_used(vq) ? 0 : -ETIMEDOUT;
+		if (read(vq->call_fd, &v, sizeof(v)) == sizeof(v))
+			vq->calls += v;
+	}
+	return 0;
+}
+
+static void tx_run(double until)
+{
+	int r;
+
+	do {
+		while (tx_post())
+			;
+		vnet_kick(&n, VNET_TX);
+		r = vnet_tx_reap(&n);
+		if (r < 0)
+			die("TX reap", -r);
+		if (!r && tx_wait(5000))
+			die("TX stalled", ETIMEDOUT);
+		pkts_done += r;
+	} while (now() < until);
+}
+
+static void tx_pause(void)
+{
+	int r = vnet_tx_drain(&n, 5000);
+
+	if (r)
+		die("TX drain", -r);
+}
+
+/* ---- RX ---------------------------------------------------------------- */
+
+static int open_inject_sock(void)
+{
+	struct sockaddr_ll sll = { .sll_family = AF_PACKET };
+	int one = 1, sndbuf = 4 << 20;
+	int fd = socket(AF_PACKET, SOCK_RAW | SOCK_CLOEXEC, 0);
+
+	if (fd < 0)
+		die("AF_PACKET socket", errno);
+	sll.sll_ifindex = if_nametoindex(n.ifname);
+	/* Protocol 0: send only, no tap on the device (no clone per frame). */
+	if (bind(fd, (struct sockaddr *)&sll, sizeof(sll)))
+		die("bind AF_PACKET", errno);
+	setsockopt(fd, SOL_PACKET, PACKET_QDISC_BYPASS, &one, sizeof(one));
+	setsockopt(fd, SOL_SOCKET, SO_SNDBUFFORCE, &sndbuf, sizeof(sndbuf));
+	return fd;
+}
+
+static atomic_bool inject_on;
+static uint8_t rxbuf[VNET_BIG_FRAME];
+
+/*
+ * RX injection is closed-loop: at most RX_WINDOW frames injected and not yet
+ * received, fewer than tun's queue (500) holds, so none is dropped and none
+ * is generated in vain (under -icount every instruction counts): while the
+ * worker is the bottleneck the queue never runs dry, and the injector sleeps
+ * on a futex instead of spinning.  The driver wakes it every RX_BATCH frames
+ * when it waits.
+ */
+#define RX_BATCH 32
+#define RX_WINDOW 256
+static _Atomic uint32_t rx_received;	/* frames the driver received */
+static _Atomic int inj_waiting;
+static uint32_t injected;
+
+static void futex_wait(_Atomic uint32_t *p, uint32_t val, long ns)
+{
+	struct timespec ts = { 0, ns };
+
+	syscall(SYS_futex, p, FUTEX_WAIT_PRIVATE, val, &ts, NULL, 0);
+}
+
+static void futex_wake(_Atomic uint32_t *p)
+{
+	syscall(SYS_futex, p, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+}
+
+/* The driver received one frame. */
+static void rx_credit(void)
+{
+	uint32_t r = atomic_fetch_add(&rx_received, 1) + 1;
+
+	if (!(r % RX_BATCH) && atomic_load(&inj_waiting))
+		futex_wake(&rx_received);
+}
+
+/* Sends frames into the TAP while inject_on, RX_WINDOW at most in flight. */
+static void *injector(void *arg)
+{
+	struct mmsghdr m[RX_BATCH];
+	struct iovec iov = { .iov_base = frame, .iov_len = cfg.len };
+	int fd = open_inject_sock(), i, stuck = 0;
+	uint32_t r;
+
+	(void)arg;
+	if (cfg.pin)
+		pin(0, 0);
+	memset(m, 0, sizeof(m));
+	for (i = 0; i < RX_BATCH; i++) {
+		m[i].msg_hdr.msg_iov = &iov;
+		m[i].msg_hdr.msg_iovlen = 1;
+	}
+	while (!atomic_load(&stop_threads)) {
+		if (!atomic_load(&inject_on)) {
+			usleep(1000);
+			injected = atomic_load(&rx_received);
+			continue;
+		}
+		r = atomic_load(&rx_received);
+		if (injected - r > RX_WINDOW - RX_BATCH) {
+			atomic_store(&inj_waiting, 1);
+			r = atomic_load(&rx_received);
+			if (injected - r > RX_WINDOW - RX_BATCH)
+				futex_wait(&rx_received, r, 10000000);
+			atomic_store(&inj_waiting, 0);
+			/* Frames lost on the way (none expected): resync. */
+			if (atomic_load(&rx_received) == r && ++stuck >= 20) {
+				injected = r;
+				stuck = 0;
+			}
+			continue;
+		}
+		stuck = 0;
+		i = sendmmsg(fd, m, RX_BATCH, 0);
+		if (i < 0 && errno != ENOBUFS && errno != EAGAIN)
+			die("sendmmsg", errno);
+		injected += i > 0 ? i : 0;
+	}
+	close(fd);
+	return NULL;
+}
+
+static void rx_run(double until)
+{
+	int r;
+
+	atomic_store(&inject_on, true);
+	do {
+		r = vnet_rx_one(&n, rxbuf, sizeof(rxbuf), NULL, 5000);
+		if (r < 0)
+			die("RX", -r);
+		rx_credit();
+		pkts_done++;
+	} while (now() < until);
+}
+
+static void rx_pause(void)
+{
+	atomic_store(&inject_on, false);
+	/* What tun still queues arrives within the timeout; drop it. */
+	while (vnet_rx_one(&n, rxbuf, sizeof(rxbuf), NULL, 100) >= 0)
+		rx_credit();
+}
+
+/* ---- RR ---------------------------------------------------------------- */
+
+#define HIST_US 20000
+static uint32_t hist[HIST_US + 1];
+static int rr_fd;
+
+/* Answers every request frame arriving from vhost with a frame back. */
+static void *responder(void *arg)
+{
+	struct pollfd p = { .fd = rr_fd, .events = POLLIN };
+	uint8_t req[2048];
+	ssize_t r;
+
+	(void)arg;
+	if (cfg.pin)
+		pin(0, 0);
+	while (!atomic_load(&stop_threads)) {
+		r = recv(rr_fd, req, sizeof(req), MSG_DONTWAIT);
+		if (r < 0) {
+			if (errno != EAGAIN)
+				die("responder recv", errno);
+			poll(&p, 1, 100);
+			continue;
+		}
+		/* The answer: same size, the request's sequence number. */
+		memcpy(req, "\x02\x00\x00\x00\x00\x01", ETH_ALEN);
+		if (send(rr_fd, req, r, 0) < 0 && errno != ENOBUFS)
+			die("responder send", errno);
+	}
+	return NULL;
+}
+
+static int open_rr_sock(void)
+{
+	struct sockaddr_ll sll = { .sll_family = AF_PACKET,
+				   .sll_protocol = htons(VNET_ETH_P) };
+	int fd = socket(AF_PACKET, SOCK_RAW | SOCK_CLOEXEC, htons(VNET_ETH_P));
+
+	if (fd < 0)
+		die("AF_PACKET socket", errno);
+	/* Our ethertype only: it sees requests, not its own answers. */
+	sll.sll_ifindex = if_nametoindex(n.ifname);
+	if (bind(fd, (struct sockaddr *)&sll, sizeof(sll)))
+		die("bind AF_PACKET", errno);
+	return fd;
+}
+
+static double lat_sum;
+
+static void rr_run(double until)
+{
+	double t0, t;
+	uint32_t seq = 0;
+	int r, us;
+
+	do {
+		frame[17] = ++seq;
+		t0 = now();
+		r = vnet_tx_one(&n, frame, cfg.len, NULL, RR_TIMEOUT_MS);
+		if (r)
+			die("RR send", -r);
+		r = vnet_rx_one(&n, rxbuf, sizeof(rxbuf), NULL, RR_TIMEOUT_MS);
+		if (r < 0)
+			die("RR receive", -r);
+		t = now();
+		vnet_tx_reap(&n);
+		lat_sum += t - t0;
+		us = (t - t0) * 1e6;
+		hist[us > HIST_US ? HIST_US : us]++;
+		pkts_done++;
+	} while (t < until);
+}
+
+static void rr_pause(void)
+{
+	vnet_tx_drain(&n, 5000);
+}
+
+static double hist_pct(double q)
+{
+	uint64_t total = 0, acc = 0;
+	int i;
+
+	for (i = 0; i <= HIST_US; i++)
+		total += hist[i];
+	for (i = 0; i <= HIST_US; i++) {
+		acc += hist[i];
+		if (acc >= q * total)
+			return i + 0.5;
+	}
+	return HIST_US;
+}
+
+/* ---- driver ------------------------------------------------------------ */
+
+static void run(double until)
+{
+	switch (cfg.test) {
+	case T_TX:
+		tx_run(until);
+		break;
+	case T_RX:
+		rx_run(until);
+		break;
+	case T_RR:
+		rr_run(until);
+		break;
+	}
+}
+
+static void pause_traffic(void)
+{
+	switch (cfg.test) {
+	case T_TX:
+		tx_pause();
+		break;
+	case T_RX:
+		rx_pause();
+		break;
+	case T_RR:
+		rr_pause();
+		break;
+	}
+}
+
 static int cmp(const void *a, const void *b)
 {
 	double x = *(const double *)a, y = *(const double *)b;
@@ -34,101 +591,239 @@ static int cmp(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-/* One measurement: a new device with the map on or off, TX for secs. */
-static double run_tx(int map, double secs, size_t len, unsigned int num)
+static void setup(void)
 {
-	struct vnet_opts o = { .ring_num = num, .event_idx = true };
-	uint8_t frame[2048];
-	bool counting = false;
-	uint64_t pkts = 0;
-	double t0, t;
-	struct vnet n;
+	struct vnet_opts o = { .ring_num = cfg.ring, .event_idx = true };
+	char cmd[512];
 	int r;
 
-	if (metamap_set_default(map) < 0 && map) {
-		fprintf(stderr, "no vhost_metamap module parameter\n");
-		exit(4);
-	}
+	if (cfg.len > 1514)
+		o.buf_size = (sizeof(struct virtio_net_hdr_v1) + cfg.len + 4095) &
+			     ~4095UL;
 	r = vnet_open(&n, &o);
-	if (r) {
-		fprintf(stderr, "vnet_open: %s\n", strerror(-r));
-		exit(1);
+	if (r)
+		die("vnet_open", -r);
+	find_devname();
+	worker_tid = find_worker();
+	if (!worker_tid)
+		fprintf(stderr, "vhost_net_pps: no vhost worker thread found\n");
+	if (cfg.pin && sysconf(_SC_NPROCESSORS_ONLN) >= 2) {
+		pin(0, 0);
+		if (worker_tid)
+			pin(worker_tid, 1);
 	}
-	close(n.sock_fd);	/* nobody reads the wire */
+
+	frame = calloc(1, VNET_BIG_FRAME);
+	if (cfg.len > 1514) {
+		frame_fill_tcp(frame, cfg.len, 1);
+		hdr_fill_tso(&frame_hdr, cfg.len, 1448);
+	} else {
+		frame_fill(frame, cfg.len, NULL, 1);
+	}
+	/* The wire socket of the library taps every frame: only RR needs one. */
+	close(n.sock_fd);
 	n.sock_fd = -1;
-	frame_fill(frame, len, NULL, 1);
-	t0 = now() + 0.2;	/* warm-up */
-	for (;;) {
-		while (vnet_tx_add(&n, NULL, frame, len) == 0)
-			;
-		vnet_kick(&n, VNET_TX);
-		r = vnet_tx_reap(&n);
-		if (r < 0 || (r == 0 && vq_wait(&n.vq[VNET_TX], 1000))) {
-			fprintf(stderr, "TX stalled\n");
-			exit(1);
+
+	if (cfg.xdp && cfg.test == T_TX) {
+		snprintf(cmd, sizeof(cmd),
+			 "ip link set dev %s xdp obj %s sec xdp", n.ifname, cfg.xdp);
+		if (system(cmd)) {
+			fprintf(stderr, "vhost_net_pps: '%s' failed\n", cmd);
+			exit(3);
 		}
-		t = now();
-		if (!counting) {
-			counting = t >= t0;
-			t0 = counting ? t : t0;
-			continue;
-		}
-		pkts += r;
-		if (t - t0 >= secs)
-			break;
 	}
-	vnet_close(&n);
-	return pkts / (t - t0);
+	if (cfg.test == T_TX)
+		tx_prefill();
+	if (cfg.test == T_RX || cfg.test == T_RR)
+		vnet_rx_fill(&n);
+	if (cfg.test == T_RR)
+		rr_fd = open_rr_sock();
+}
+
+static void print_sample(int mode, int round, const struct snap *a,
+			 const struct snap *b)
+{
+	uint64_t pk = b->pkts - a->pkts;
+	double secs = b->t - a->t, wns = b->worker_ns - a->worker_ns;
+	int i;
+
+	printf("sample test=%s size=%zu knob=%s mode=%s round=%d secs=%.4f "
+	       "pkts=%" PRIu64 " pps=%.1f worker_ns=%.0f cpu_ns_per_pkt=%.1f "
+	       "drv_ns=%" PRIu64,
+	       test_name[cfg.test], cfg.len, cfg.knob, cfg.val[mode], round,
+	       secs, pk, pk / secs, wns, pk ? wns / pk : 0,
+	       b->drv_ns - a->drv_ns);
+	for (i = 0; i < S_N; i++)
+		printf(" %s=%" PRIu64, stat_key[i], b->st[i] - a->st[i]);
+	if (cfg.test == T_RR)
+		printf(" lat_mean_us=%.2f lat_p50_us=%.1f lat_p99_us=%.1f",
+		       pk ? lat_sum / pk * 1e6 : 0, hist_pct(0.5), hist_pct(0.99));
+	printf("\n");
+	fflush(stdout);
+}
+
+/*
+ * $VHOSTCTL, else the work tree's tools/vhostctl/vhostctl when this binary
+ * is in build/selftests/vhost or build/bench/bin, else vhostctl in $PATH.
+ */
+static const char *default_ctl(void)
+{
+	static char path[4096];
+	ssize_t r;
+	char *p;
+
+	if (getenv("VHOSTCTL"))
+		return getenv("VHOSTCTL");
+	r = readlink("/proc/self/exe", path, sizeof(path) - 64);
+	if (r > 0) {
+		path[r] = 0;
+		p = strrchr(path, '/');
+		if (p) {
+			snprintf(p, 64, "/../../../tools/vhostctl/vhostctl");
+			if (!access(path, X_OK))
+				return path;
+		}
+	}
+	return "vhostctl";
+}
+
+static void usage(const char *argv0)
+{
+	fprintf(stderr,
+		"usage: %s [-T tx|rx|rr] [-s bytes] [-n ring] [-r rounds] [-t secs]\n"
+		"          [-w warm-up secs] [-k metamap|zerocopy|busypoll] [-v A,B]\n"
+		"          [-C vhostctl] [-x xdp.o] [-P (no pinning)]\n", argv0);
+	exit(2);
 }
 
 int main(int argc, char **argv)
 {
-	int rounds = 5, opt, i, m;
-	double secs = 2, pps[2][64];
-	unsigned int num = 1024;
-	size_t len = 64;
+	double res[2][MAX_ROUNDS], worker[2][MAX_ROUNDS];
+	pthread_t thr;
+	int opt, i, m;
+	char *v;
 
-	while ((opt = getopt(argc, argv, "r:t:s:n:")) != -1) {
+	cfg.ctl = default_ctl();
+	while ((opt = getopt(argc, argv, "T:s:n:r:t:w:k:v:C:x:P")) != -1) {
 		switch (opt) {
-		case 'r':
-			rounds = atoi(optarg);
-			break;
-		case 't':
-			secs = atof(optarg);
+		case 'T':
+			for (i = 0; i < 3 && strcmp(optarg, test_name[i]); i++)
+				;
+			if (i == 3)
+				usage(argv[0]);
+			cfg.test = i;
 			break;
 		case 's':
-			len = atoi(optarg);
+			cfg.len = atoi(optarg);
 			break;
 		case 'n':
-			num = atoi(optarg);
+			cfg.ring = atoi(optarg);
+			break;
+		case 'r':
+			cfg.rounds = atoi(optarg);
+			break;
+		case 't':
+			cfg.secs = atof(optarg);
+			break;
+		case 'w':
+			cfg.warm = atof(optarg);
+			break;
+		case 'k':
+			cfg.knob = optarg;
+			if (!strcmp(optarg, "busypoll")) {
+				cfg.val[0] = "0";
+				cfg.val[1] = "50";
+			} else if (strcmp(optarg, "metamap") &&
+				   strcmp(optarg, "zerocopy")) {
+				usage(argv[0]);
+			}
+			break;
+		case 'v':
+			v = strdup(optarg);
+			cfg.val[0] = strsep(&v, ",");
+			cfg.val[1] = v;
+			if (!cfg.val[1])
+				usage(argv[0]);
+			break;
+		case 'C':
+			cfg.ctl = optarg;
+			break;
+		case 'x':
+			cfg.xdp = optarg;
+			break;
+		case 'P':
+			cfg.pin = false;
 			break;
 		default:
-			fprintf(stderr, "usage: %s [-r rounds] [-t secs] [-s bytes] [-n ring]\n",
-				argv[0]);
-			return 2;
+			usage(argv[0]);
 		}
 	}
-	if (rounds < 1 || rounds > 64 || len < 60 || len > 1514)
-		return 2;
-	printf("# TX %zu B, ring %u, %d rounds of %.1f s, modes alternating\n",
-	       len, num, rounds, secs);
-	for (i = 0; i < rounds; i++) {
-		for (m = 0; m < 2; m++) {
-			int map = (i + m) & 1;	/* alternate which goes first */
+	if (cfg.rounds < 1 || cfg.rounds > MAX_ROUNDS || cfg.len < 60 ||
+	    (cfg.len > 1514 && (cfg.len > GSO_FRAME || cfg.test != T_TX)) ||
+	    cfg.secs <= 0 || cfg.ring < 64 || cfg.ring > 32768 ||
+	    (cfg.ring & (cfg.ring - 1)))
+		usage(argv[0]);
 
-			pps[map][i] = run_tx(map, secs, len, num);
-			printf("round %d map=%s %.0f pps\n", i, map ? "on" : "off",
-			       pps[map][i]);
-			fflush(stdout);
+	setup();
+	printf("# vhost_net_pps test=%s size=%zu ring=%u rounds=%d secs=%.2f "
+	       "warm=%.2f knob=%s values=%s,%s dev=%s tap=%s worker=%d xdp=%s\n",
+	       test_name[cfg.test], cfg.len, cfg.ring, cfg.rounds, cfg.secs,
+	       cfg.warm, cfg.knob, cfg.val[0], cfg.val[1], devname, n.ifname,
+	       worker_tid, cfg.xdp ? "on" : "off");
+	fflush(stdout);
+	if (cfg.test == T_RX)
+		pthread_create(&thr, NULL, injector, NULL);
+	if (cfg.test == T_RR)
+		pthread_create(&thr, NULL, responder, NULL);
+
+	for (i = 0; i < cfg.rounds; i++) {
+		for (m = 0; m < 2; m++) {
+			int mode = (i + m) & 1;	/* who goes first alternates */
+			struct snap a, b;
+
+			pause_traffic();
+			set_knob(cfg.val[mode]);
+			run(now() + cfg.warm);
+			memset(hist, 0, sizeof(hist));
+			lat_sum = 0;
+			take(&a);
+			run(a.t + cfg.secs);
+			take(&b);
+			print_sample(mode, i, &a, &b);
+			res[mode][i] = cfg.test == T_RR ?
+				(b.t - a.t) / (b.pkts - a.pkts) * 1e6 :
+				(b.pkts - a.pkts) / (b.t - a.t);
+			worker[mode][i] = (double)(b.worker_ns - a.worker_ns) /
+					  (b.pkts - a.pkts);
 		}
 	}
-	metamap_set_default(1);
+	pause_traffic();
+	/* Whole-run totals of the device, warm-ups included (for profiles). */
+	{
+		uint64_t st[S_N];
+
+		read_stats(st);
+		printf("total test=%s size=%zu tx_packets=%" PRIu64
+		       " rx_packets=%" PRIu64 "\n", test_name[cfg.test], cfg.len,
+		       st[S_TXP], st[S_RXP]);
+	}
+	atomic_store(&stop_threads, true);
+	if (cfg.test == T_RX || cfg.test == T_RR)
+		pthread_join(thr, NULL);
+	for (m = 0; m < 2; m++) {
+		qsort(res[m], cfg.rounds, sizeof(double), cmp);
+		qsort(worker[m], cfg.rounds, sizeof(double), cmp);
+	}
 	for (m = 0; m < 2; m++)
-		qsort(pps[m], rounds, sizeof(double), cmp);
-	for (m = 0; m < 2; m++)
-		printf("map=%s: min %.0f median %.0f max %.0f pps\n",
-		       m ? "on" : "off", pps[m][0], pps[m][rounds / 2],
-		       pps[m][rounds - 1]);
-	printf("ratio on/off (medians): %.3f\n", pps[1][rounds / 2] / pps[0][rounds / 2]);
+		printf("summary test=%s size=%zu knob=%s mode=%s unit=%s min=%.1f "
+		       "median=%.1f max=%.1f worker_ns_per_pkt=%.1f\n",
+		       test_name[cfg.test], cfg.len, cfg.knob, cfg.val[m],
+		       cfg.test == T_RR ? "us" : "pps", res[m][0],
+		       res[m][cfg.rounds / 2], res[m][cfg.rounds - 1],
+		       worker[m][cfg.rounds / 2]);
+	printf("ratio test=%s size=%zu knob=%s %s/%s=%.3f\n", test_name[cfg.test],
+	       cfg.len, cfg.knob, cfg.val[1], cfg.val[0],
+	       res[1][cfg.rounds / 2] / res[0][cfg.rounds / 2]);
+	vnet_close(&n);
 	return 0;
 }
