@@ -433,33 +433,33 @@ bool __vhost_metamap_get_desc(struct vhost_metamap *map, struct vring_desc *d,
 EXPORT_SYMBOL_GPL(__vhost_metamap_get_desc);
 
 /*
- * Write count used entries from u on.  Entries are 4-byte aligned and may
- * straddle a page, so each field is stored on its own.
+ * Write count used entries from u on, as copy_to_user() would: one copy per
+ * page the entries span (an 8-byte entry, 4-byte aligned, may straddle two).
+ * The guest reads none of them before the used idx that follows.
  */
 bool vhost_metamap_put_used(struct vhost_metamap *map,
 			    const struct vring_used_elem *heads,
 			    struct vring_used_elem __user *u,
 			    unsigned int count)
 {
-	unsigned int i;
-	__virtio32 *id, *len;
+	unsigned long uaddr = (unsigned long)u;
+	size_t left = count * sizeof(*heads);
+	const void *src = heads;
+	size_t chunk;
+	void *k;
 
 	if (!map->enabled || !vhost_metamap_lock(map))
 		return false;
-	for (i = 0; i < count; i++, u++) {
-		id = __vhost_metamap_kaddr(map, VHOST_METAMAP_USED,
-					   (unsigned long)&u->id, sizeof(*id));
-		len = __vhost_metamap_kaddr(map, VHOST_METAMAP_USED,
-					    (unsigned long)&u->len,
-					    sizeof(*len));
-		if (!id || !len)
+	for (; left; left -= chunk, uaddr += chunk, src += chunk) {
+		chunk = min_t(size_t, left, PAGE_SIZE - offset_in_page(uaddr));
+		k = __vhost_metamap_kaddr(map, VHOST_METAMAP_USED, uaddr, chunk);
+		if (!k)
 			break;
-		WRITE_ONCE(*id, heads[i].id);
-		WRITE_ONCE(*len, heads[i].len);
+		memcpy(k, src, chunk);
 	}
 	/* Entries written before a failure are rewritten by uaccess. */
-	vhost_metamap_unlock(map, i == count);
-	return i == count;
+	vhost_metamap_unlock(map, !left);
+	return !left;
 }
 EXPORT_SYMBOL_GPL(vhost_metamap_put_used);
 
