@@ -289,8 +289,12 @@ static int vhost_metamap_build(struct vhost_virtqueue *vq, struct page **pages)
 	return -EAGAIN;
 }
 
-/* Make the map valid if the queue may use it; false if it stays invalid. */
-static bool vhost_metamap_refresh(struct vhost_virtqueue *vq)
+/*
+ * Make the map valid if the queue may use it; false if it stays invalid.
+ * The slow path of vhost_metamap_begin(), kept out of line so that the fast
+ * path, once per descriptor chain, needs no stack frame.
+ */
+static noinline bool vhost_metamap_refresh(struct vhost_virtqueue *vq)
 {
 	struct vhost_metamap *map = &vq->metamap;
 	struct page **pages;
@@ -338,7 +342,7 @@ void vhost_metamap_begin(struct vhost_virtqueue *vq)
 	if (!map->enabled)
 		return;
 	lockdep_assert_held(&vq->mutex);
-	if (!READ_ONCE(map->valid) && !vhost_metamap_refresh(vq))
+	if (unlikely(!READ_ONCE(map->valid)) && !vhost_metamap_refresh(vq))
 		return;
 	spin_lock(&map->lock);
 	if (likely(map->valid)) {
