@@ -803,8 +803,8 @@ TEST_F_TIMEOUT(admin, ynl_cli_does_and_dumps, 180)
 {
 	/* The project's build/linux, next to build/selftests/vhost. */
 	const char *tree = getenv("VHOST_TREE") ?: "../../linux";
-	char cmd[1024], out[8192];
-	size_t len;
+	char cmd[1024], out[65536], sink[4096];
+	size_t len = 0, n;
 	FILE *p;
 
 	snprintf(cmd, sizeof(cmd), "%s/tools/net/ynl/cli.py", tree);
@@ -819,7 +819,15 @@ TEST_F_TIMEOUT(admin, ynl_cli_does_and_dumps, 180)
 		 "--json '{\"name\": \"%s\"}' 2>&1", tree, tree, tree, tree, self->name);
 	p = popen(cmd, "r");
 	ASSERT_NE(NULL, p);
-	len = fread(out, 1, sizeof(out) - 1, p);
+	/*
+	 * Drain the pipe to EOF: a child blocked on a full pipe would
+	 * never exit and pclose() would wait until the harness timeout.
+	 */
+	while ((n = fread(len < sizeof(out) - 1 ? out + len : sink, 1,
+			  len < sizeof(out) - 1 ? sizeof(out) - 1 - len :
+			  sizeof(sink), p)) > 0)
+		if (len < sizeof(out) - 1)
+			len += n;
 	out[len] = 0;
 	EXPECT_EQ(0, pclose(p)) TH_LOG("%s", out);
 	/* once from the dump, once from the do */
