@@ -823,11 +823,12 @@ TEST_F_TIMEOUT(admin, ynl_cli_does_and_dumps, 180)
 	 * Drain the pipe to EOF: a child blocked on a full pipe would
 	 * never exit and pclose() would wait until the harness timeout.
 	 */
-	while ((n = fread(len < sizeof(out) - 1 ? out + len : sink, 1,
-			  len < sizeof(out) - 1 ? sizeof(out) - 1 - len :
-			  sizeof(sink), p)) > 0)
-		if (len < sizeof(out) - 1)
-			len += n;
+	while ((n = fread(sink, 1, sizeof(sink), p)) > 0) {
+		if (n > sizeof(out) - 1 - len)
+			n = sizeof(out) - 1 - len;
+		memcpy(out + len, sink, n);
+		len += n;
+	}
 	out[len] = 0;
 	EXPECT_EQ(0, pclose(p)) TH_LOG("%s", out);
 	/* once from the dump, once from the do */
