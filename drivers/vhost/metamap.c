@@ -104,6 +104,7 @@ void vhost_metamap_release(struct vhost_virtqueue *vq)
 		r->kaddr = NULL;
 		r->npages = 0;
 	}
+	map->batch.n = 0;
 	map->retry_at = jiffies;
 }
 EXPORT_SYMBOL_GPL(vhost_metamap_release);
@@ -347,11 +348,82 @@ void vhost_metamap_begin(struct vhost_virtqueue *vq)
 	spin_lock(&map->lock);
 	if (likely(map->valid)) {
 		map->held = true;
+		vhost_metamap_stat_inc(&map->stats.sections);
 		return;
 	}
 	spin_unlock(&map->lock);
 }
 EXPORT_SYMBOL_GPL(vhost_metamap_begin);
+
+/*
+ * The head accessor missed the batch inside a section: read the heads the
+ * driver has published from avail index idx on, up to VHOST_METAMAP_BATCH,
+ * and the descriptor of each head that is a whole chain, so that the next
+ * chains need no section.  Answers the head at idx; false if the map cannot
+ * serve even that one.  The avail index was read before, with the barrier
+ * that orders these reads after it.
+ */
+bool vhost_metamap_fill(struct vhost_virtqueue *vq, u16 idx, __virtio16 *head)
+{
+	struct vhost_metamap *map = &vq->metamap;
+	const struct vhost_metamap_range *dr = &map->range[VHOST_METAMAP_DESC];
+	unsigned long doff = offset_in_page(dr->uaddr), off, uaddr;
+	__virtio16 whole = cpu_to_vhost16(vq, VRING_DESC_F_NEXT |
+					      VRING_DESC_F_INDIRECT);
+	struct vhost_metamap_batch *b = &map->batch;
+	unsigned int num = vq->num, n, k, run, slot, i, reads;
+	const struct vring_desc *d;
+	const __virtio16 *h;
+
+	lockdep_assert_held(&vq->mutex);
+	lockdep_assert_held(&map->lock);
+	b->idx = idx;
+	n = min_t(u16, vq->avail_idx - idx, VHOST_METAMAP_BATCH);
+	/* The heads: one copy per run up to a page boundary or the wrap. */
+	for (k = 0; k < n; k += run) {
+		slot = (u16)(idx + k) & (num - 1);
+		uaddr = (unsigned long)&vq->avail->ring[slot];
+		run = min3(n - k, num - slot, (unsigned int)
+			   (PAGE_SIZE - offset_in_page(uaddr)) / sizeof(*h));
+		h = __vhost_metamap_kaddr(map, VHOST_METAMAP_AVAIL, uaddr,
+					  run * sizeof(*h));
+		if (!h)
+			break;
+		memcpy(&b->head[k], h, run * sizeof(*h));
+	}
+	n = k;
+	reads = n;
+	/*
+	 * Their descriptors.  i < num keeps d inside the table's pages, whose
+	 * kaddr[] covers offset_in_page(table) + num descriptors; a
+	 * descriptor that crosses a page (the table need not be aligned) is
+	 * left to the section accessors.
+	 */
+	for (k = 0; k < n; k++) {
+		b->didx[k] = VHOST_METAMAP_NO_DESC;
+		i = vhost16_to_cpu(vq, b->head[k]);
+		if (unlikely(i >= num))
+			continue;	/* vhost_get_vq_desc() says what is wrong */
+		off = doff + array_index_nospec(i, num) * sizeof(*d);
+		if (unlikely(offset_in_page(off) > PAGE_SIZE - sizeof(*d)))
+			continue;
+		d = dr->kaddr[off >> PAGE_SHIFT] + offset_in_page(off);
+		b->desc[k] = *d;
+		reads++;
+		if (!(b->desc[k].flags & whole))
+			b->didx[k] = i;
+	}
+	b->n = n;
+	WRITE_ONCE(map->stats.fast, map->stats.fast + reads);
+	if (!n) {
+		b->cur = VHOST_METAMAP_BATCH;
+		return false;
+	}
+	b->cur = 0;
+	*head = b->head[0];
+	return true;
+}
+EXPORT_SYMBOL_GPL(vhost_metamap_fill);
 
 /* Take map->lock for one access unless a section holds it; false: no map. */
 static bool vhost_metamap_lock(struct vhost_metamap *map)
@@ -472,12 +544,14 @@ void vhost_metamap_show_fdinfo(struct seq_file *m, struct vhost_virtqueue *vq,
 {
 	struct vhost_metamap *map = &vq->metamap;
 
-	seq_printf(m, "vq%u-metamap:\tenabled=%d valid=%d fast=%llu fallback=%llu invalidations=%llu remaps=%llu remap_failures=%llu\n",
+	seq_printf(m, "vq%u-metamap:\tenabled=%d valid=%d fast=%llu fallback=%llu invalidations=%llu remaps=%llu remap_failures=%llu sections=%llu batched=%llu\n",
 		   index, READ_ONCE(map->enabled), READ_ONCE(map->valid),
 		   READ_ONCE(map->stats.fast), READ_ONCE(map->stats.fallback),
 		   READ_ONCE(map->stats.invalidations),
 		   READ_ONCE(map->stats.remaps),
-		   READ_ONCE(map->stats.remap_failures));
+		   READ_ONCE(map->stats.remap_failures),
+		   READ_ONCE(map->stats.sections),
+		   READ_ONCE(map->stats.batched));
 }
 EXPORT_SYMBOL_GPL(vhost_metamap_show_fdinfo);
 

@@ -8,6 +8,7 @@
 #define _VHOST_METAMAP_H
 
 #include <linux/compiler.h>
+#include <linux/limits.h>
 #include <linux/mmu_notifier.h>
 #include <linux/nospec.h>
 #include <linux/seq_file.h>
@@ -44,6 +45,29 @@ struct vhost_metamap_stats {
 	u64 invalidations;	/* notifier callbacks that hit the map */
 	u64 remaps;		/* successful map builds */
 	u64 remap_failures;	/* builds that failed (fault, race) */
+	u64 sections;		/* sections opened (map->lock taken for a batch) */
+	u64 batched;		/* chains fetched from the batch, no section */
+};
+
+/* Avail entries read ahead in one section; see vhost_metamap_fill(). */
+#define VHOST_METAMAP_BATCH	64
+#define VHOST_METAMAP_NO_DESC	U16_MAX
+
+/*
+ * Heads the driver has published, from avail index @idx on, with the
+ * descriptor of each head that is a whole chain (neither NEXT nor INDIRECT).
+ * The driver may change neither before the device has used the chain, so
+ * these copies stay right for as long as the entries are not used: after a
+ * discard (last_avail_idx moved back) they are served again.  Everything
+ * here is the vq->mutex holder's; vhost_metamap_release() empties it.
+ */
+struct vhost_metamap_batch {
+	u16 idx;		/* avail index of head[0] */
+	u16 n;			/* entries read */
+	u16 cur;		/* entry of the chain being fetched; >= n: none */
+	__virtio16 head[VHOST_METAMAP_BATCH];
+	u16 didx[VHOST_METAMAP_BATCH];	/* desc[k]'s index, or NO_DESC */
+	struct vring_desc desc[VHOST_METAMAP_BATCH];
 };
 
 /**
@@ -62,8 +86,9 @@ struct vhost_metamap_stats {
  * @features: acked features the ranges were sized for; vq->mutex.
  * @range: the three ring parts; the ranges themselves change under vq->mutex
  *	only, with @valid false.
- * @stats: fast, fallback, remaps and remap_failures are written by the
- *	vq->mutex holder, invalidations under @lock; read locklessly.
+ * @batch: avail entries and descriptors read ahead; vq->mutex.
+ * @stats: invalidations is written under @lock, everything else by the
+ *	vq->mutex holder; read locklessly.
  */
 struct vhost_metamap {
 	spinlock_t lock;	/* vs. the invalidate callback, see above */
@@ -75,6 +100,7 @@ struct vhost_metamap {
 	u64 features;
 	struct vhost_metamap_range range[VHOST_METAMAP_NPARTS];
 	struct vhost_metamap_stats stats;
+	struct vhost_metamap_batch batch;
 };
 
 #ifdef CONFIG_VHOST_METAMAP
@@ -91,6 +117,8 @@ bool __vhost_metamap_put16(struct vhost_metamap *map, void __user *uaddr,
 			   __virtio16 val);
 bool __vhost_metamap_get_desc(struct vhost_metamap *map, struct vring_desc *d,
 			      const struct vring_desc __user *uaddr);
+bool vhost_metamap_fill(struct vhost_virtqueue *vq, u16 idx,
+			__virtio16 *head);
 bool vhost_metamap_put_used(struct vhost_metamap *map,
 			    const struct vring_used_elem *heads,
 			    struct vring_used_elem __user *uaddr,
@@ -190,6 +218,58 @@ vhost_metamap_get_desc(struct vhost_metamap *map, struct vring_desc *d,
 	return map->enabled && __vhost_metamap_get_desc(map, d, uaddr);
 }
 
+/*
+ * The read-ahead batch.  A chain whose head and descriptor are in it needs
+ * no section at all: vhost_get_vq_desc() skips vhost_metamap_begin() for it.
+ */
+static __always_inline bool vhost_metamap_batched(struct vhost_metamap *map,
+						  u16 idx)
+{
+	const struct vhost_metamap_batch *b = &map->batch;
+	u16 k = idx - b->idx;
+
+	if (k < b->n && b->didx[k] != VHOST_METAMAP_NO_DESC) {
+		WRITE_ONCE(map->stats.batched, map->stats.batched + 1);
+		return true;
+	}
+	return false;
+}
+
+/*
+ * The head at avail index idx, from the batch; inside a section a miss reads
+ * a new batch from idx on.  False: the caller reads the head itself.
+ */
+static __always_inline bool vhost_metamap_get_head(struct vhost_virtqueue *vq,
+						   struct vhost_metamap *map,
+						   u16 idx, __virtio16 *head)
+{
+	struct vhost_metamap_batch *b = &map->batch;
+	u16 k = idx - b->idx;
+
+	if (likely(k < b->n)) {
+		b->cur = k;
+		*head = b->head[k];
+		return true;
+	}
+	b->cur = VHOST_METAMAP_BATCH;
+	return map->held && vhost_metamap_fill(vq, idx, head);
+}
+
+/* Descriptor i, if it is the one the current chain's head names. */
+static __always_inline bool vhost_metamap_get_batched_desc(struct vhost_metamap *map,
+							   struct vring_desc *d,
+							   unsigned int i)
+{
+	const struct vhost_metamap_batch *b = &map->batch;
+	u16 k = b->cur;
+
+	if (k < b->n && b->didx[k] == i) {
+		*d = b->desc[k];
+		return true;
+	}
+	return false;
+}
+
 /* Close a section: the caller is about to do something that may fault. */
 static __always_inline void vhost_metamap_end(struct vhost_metamap *map)
 {
@@ -226,6 +306,25 @@ static inline bool vhost_metamap_put16(struct vhost_metamap *map,
 static inline bool vhost_metamap_get_desc(struct vhost_metamap *map,
 					  struct vring_desc *d,
 					  const struct vring_desc __user *uaddr)
+{
+	return false;
+}
+
+static inline bool vhost_metamap_batched(struct vhost_metamap *map, u16 idx)
+{
+	return false;
+}
+
+static inline bool vhost_metamap_get_head(struct vhost_virtqueue *vq,
+					  struct vhost_metamap *map,
+					  u16 idx, __virtio16 *head)
+{
+	return false;
+}
+
+static inline bool vhost_metamap_get_batched_desc(struct vhost_metamap *map,
+						  struct vring_desc *d,
+						  unsigned int i)
 {
 	return false;
 }

@@ -982,9 +982,10 @@ int vnet_metamap_stats(struct vnet *n, int qidx, struct metamap_stats *s)
 		return r;
 	if (sscanf(val, "enabled=%d valid=%d fast=%" SCNu64 " fallback=%" SCNu64
 		   " invalidations=%" SCNu64 " remaps=%" SCNu64
-		   " remap_failures=%" SCNu64, &s->enabled, &s->valid,
+		   " remap_failures=%" SCNu64 " sections=%" SCNu64
+		   " batched=%" SCNu64, &s->enabled, &s->valid,
 		   &s->fast, &s->fallback, &s->invalidations, &s->remaps,
-		   &s->remap_failures) != 7)
+		   &s->remap_failures, &s->sections, &s->batched) != 9)
 		return -EINVAL;
 	return 0;
 }

@@ -156,6 +156,7 @@ int vhost_fd_name(int fd, char *name, size_t len);
 struct metamap_stats {
 	int enabled, valid;
 	uint64_t fast, fallback, invalidations, remaps, remap_failures;
+	uint64_t sections, batched;
 };
 int vnet_metamap_stats(struct vnet *n, int qidx, struct metamap_stats *s);
 /* Default for new devices (module parameter); returns the old one or -1. */
