@@ -415,11 +415,8 @@ bool vhost_metamap_fill(struct vhost_virtqueue *vq, u16 idx, __virtio16 *head)
 	}
 	b->n = n;
 	WRITE_ONCE(map->stats.fast, map->stats.fast + reads);
-	if (!n) {
-		b->cur = VHOST_METAMAP_BATCH;
+	if (!n)
 		return false;
-	}
-	b->cur = 0;
 	*head = b->head[0];
 	return true;
 }

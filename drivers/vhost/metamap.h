@@ -64,7 +64,6 @@ struct vhost_metamap_stats {
 struct vhost_metamap_batch {
 	u16 idx;		/* avail index of head[0] */
 	u16 n;			/* entries read */
-	u16 cur;		/* entry of the chain being fetched; >= n: none */
 	__virtio16 head[VHOST_METAMAP_BATCH];
 	u16 didx[VHOST_METAMAP_BATCH];	/* desc[k]'s index, or NO_DESC */
 	struct vring_desc desc[VHOST_METAMAP_BATCH];
@@ -220,54 +219,43 @@ vhost_metamap_get_desc(struct vhost_metamap *map, struct vring_desc *d,
 
 /*
  * The read-ahead batch.  A chain whose head and descriptor are in it needs
- * no section at all: vhost_get_vq_desc() skips vhost_metamap_begin() for it.
+ * no section at all: vhost_get_vq_desc() takes it from here, without the
+ * accessors.  Returns the chain's head and points d at its descriptor, or
+ * -1 when the chain is not in the batch whole.
  */
-static __always_inline bool vhost_metamap_batched(struct vhost_metamap *map,
-						  u16 idx)
+static __always_inline int vhost_metamap_next(struct vhost_metamap *map,
+					      u16 idx,
+					      const struct vring_desc **d)
 {
 	const struct vhost_metamap_batch *b = &map->batch;
 	u16 k = idx - b->idx;
 
 	if (k < b->n && b->didx[k] != VHOST_METAMAP_NO_DESC) {
 		WRITE_ONCE(map->stats.batched, map->stats.batched + 1);
-		return true;
+		*d = &b->desc[k];
+		return b->didx[k];
 	}
-	return false;
+	return -1;
 }
 
 /*
- * The head at avail index idx, from the batch; inside a section a miss reads
- * a new batch from idx on.  False: the caller reads the head itself.
+ * Inside a section, the head at avail index idx: from the batch, or, on a
+ * miss, from a new batch read from idx on.  False: the caller reads it.
  */
 static __always_inline bool vhost_metamap_get_head(struct vhost_virtqueue *vq,
 						   struct vhost_metamap *map,
 						   u16 idx, __virtio16 *head)
 {
-	struct vhost_metamap_batch *b = &map->batch;
+	const struct vhost_metamap_batch *b = &map->batch;
 	u16 k = idx - b->idx;
 
-	if (likely(k < b->n)) {
-		b->cur = k;
+	if (!map->held)
+		return false;
+	if (k < b->n) {
 		*head = b->head[k];
 		return true;
 	}
-	b->cur = VHOST_METAMAP_BATCH;
-	return map->held && vhost_metamap_fill(vq, idx, head);
-}
-
-/* Descriptor i, if it is the one the current chain's head names. */
-static __always_inline bool vhost_metamap_get_batched_desc(struct vhost_metamap *map,
-							   struct vring_desc *d,
-							   unsigned int i)
-{
-	const struct vhost_metamap_batch *b = &map->batch;
-	u16 k = b->cur;
-
-	if (k < b->n && b->didx[k] == i) {
-		*d = b->desc[k];
-		return true;
-	}
-	return false;
+	return vhost_metamap_fill(vq, idx, head);
 }
 
 /* Close a section: the caller is about to do something that may fault. */
@@ -310,21 +298,15 @@ static inline bool vhost_metamap_get_desc(struct vhost_metamap *map,
 	return false;
 }
 
-static inline bool vhost_metamap_batched(struct vhost_metamap *map, u16 idx)
+static inline int vhost_metamap_next(struct vhost_metamap *map, u16 idx,
+				     const struct vring_desc **d)
 {
-	return false;
+	return -1;
 }
 
 static inline bool vhost_metamap_get_head(struct vhost_virtqueue *vq,
 					  struct vhost_metamap *map,
 					  u16 idx, __virtio16 *head)
-{
-	return false;
-}
-
-static inline bool vhost_metamap_get_batched_desc(struct vhost_metamap *map,
-						  struct vring_desc *d,
-						  unsigned int i)
 {
 	return false;
 }
