@@ -61,14 +61,6 @@ static int xioctl(int fd, unsigned long req, void *arg)
 	return ioctl(fd, req, arg) < 0 ? -errno : 0;
 }
 
-static void *map_anon(size_t len)
-{
-	void *p = mmap(NULL, len, PROT_READ | PROT_WRITE,
-		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-
-	return p == MAP_FAILED ? NULL : p;
-}
-
 static void vq_reset_state(struct vq *vq)
 {
 	unsigned int i;
@@ -101,8 +93,8 @@ static int vq_init(struct vq *vq, const struct vnet_opts *o,
 	vq->err_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	vq->chain_len = calloc(num, sizeof(*vq->chain_len));
 	vq->next_free = calloc(num, sizeof(*vq->next_free));
-	vq->ind = map_anon(ALIGN_UP(num * VQ_MAX_SG * sizeof(struct vring_desc),
-				    PAGE_SZ));
+	vq->ind = vnet_map_anon(ALIGN_UP(num * VQ_MAX_SG *
+					 sizeof(struct vring_desc), PAGE_SZ));
 	if (vq->kick_fd < 0 || vq->call_fd < 0 || vq->err_fd < 0 || !vq->chain_len ||
 	    !vq->next_free || !vq->ind)
 		return -ENOMEM;
@@ -113,7 +105,7 @@ static int vq_init(struct vq *vq, const struct vnet_opts *o,
 		vq->used = l->used;
 	} else {
 		vq->ring_len = ALIGN_UP(used_off + vring_used_size(num), PAGE_SZ);
-		vq->ring_mem = map_anon(vq->ring_len);
+		vq->ring_mem = vnet_map_anon(vq->ring_len);
 		if (!vq->ring_mem)
 			return -ENOMEM;
 		vq->desc = vq->ring_mem;
@@ -408,8 +400,7 @@ int vnet_reset_owner(struct vnet *n)
 	return r;
 }
 
-/* A device IOTLB that maps every IOVA to the same user address. */
-static int vnet_iotlb_identity(struct vnet *n)
+int vnet_iotlb_identity(int vhost_fd)
 {
 	struct vhost_msg_v2 m = {
 		.type = VHOST_IOTLB_MSG_V2,
@@ -417,7 +408,72 @@ static int vnet_iotlb_identity(struct vnet *n)
 			   .perm = VHOST_ACCESS_RW, .type = VHOST_IOTLB_UPDATE },
 	};
 
-	return write(n->vhost_fd, &m, sizeof(m)) == sizeof(m) ? 0 : -errno;
+	return write(vhost_fd, &m, sizeof(m)) == sizeof(m) ? 0 : -errno;
+}
+
+void *vnet_map_anon(size_t len)
+{
+	void *p = mmap(NULL, len, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	return p == MAP_FAILED ? NULL : p;
+}
+
+int kmsg_open(void)
+{
+	int fd = open("/dev/kmsg", O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+
+	if (fd >= 0)
+		lseek(fd, 0, SEEK_END);
+	return fd;
+}
+
+static bool kmsg_is_splat(const char *text)
+{
+	static const char * const bad[] = {
+		"BUG:", "WARNING:", "KASAN", "UBSAN:", "KFENCE:", "Oops",
+		"Call Trace:", "Kernel panic", "possible circular locking",
+		"suspicious RCU usage", "sleeping function called",
+		"inconsistent lock state", "possible recursive locking",
+		"blocked for more than", "FAULT_FLAG_ALLOW_RETRY missing",
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		if (strstr(text, bad[i]))
+			return true;
+	return false;
+}
+
+int kmsg_splats(int fd, char *what, size_t len, bool log_all)
+{
+	char rec[2048], *text, *nl;
+	int hits = 0;
+	bool bad;
+	ssize_t r;
+
+	if (fd < 0)
+		return 0;
+	for (;;) {
+		r = read(fd, rec, sizeof(rec) - 1);
+		if (r < 0 && errno == EPIPE)
+			continue;	/* overwritten records: go on */
+		if (r <= 0)
+			break;
+		rec[r] = '\0';
+		text = strchr(rec, ';');
+		text = text ? text + 1 : rec;
+		nl = strchr(text, '\n');
+		if (nl)
+			*nl = '\0';
+		bad = kmsg_is_splat(text);
+		if (bad && !hits++ && len)
+			snprintf(what, len, "%s", text);
+		if (bad || log_all)
+			printf("# kernel: %s%s\n", text, bad ? "   <-- splat" : "");
+	}
+	fflush(stdout);
+	return hits;
 }
 
 int vnet_setup(struct vnet *n)
@@ -449,7 +505,7 @@ int vnet_setup(struct vnet *n)
 	}
 	r = xioctl(n->vhost_fd, VHOST_SET_FEATURES, &n->features);
 	if (!r && n->o.iotlb)
-		r = vnet_iotlb_identity(n);
+		r = vnet_iotlb_identity(n->vhost_fd);
 	if (!r)
 		r = xioctl(n->vhost_fd, VHOST_SET_MEM_TABLE, &mem);
 	if (!r)
@@ -503,7 +559,7 @@ int vnet_open(struct vnet *n, const struct vnet_opts *o)
 	}
 	n->bufs_len = n->o.ring_num * n->o.buf_size;
 	for (i = 0; i < 2; i++) {
-		n->bufs[i] = map_anon(n->bufs_len);
+		n->bufs[i] = vnet_map_anon(n->bufs_len);
 		if (!n->bufs[i]) {
 			r = -ENOMEM;
 			goto err;
@@ -943,6 +999,23 @@ int vnet_check_rx(struct vnet *n, const size_t *lens, int nlens, int count,
 	return vnet_check(n, VNET_RX, lens, nlens, count, batch, seq0, why);
 }
 
+int vnet_check_mix(struct vnet *n, int count, bool rx, uint32_t seq0,
+		   char *why)
+{
+	static const size_t lens[] = { 60, 1514, 200, 777 };
+	char what[VNET_WHY_LEN];
+
+	if (vnet_check_tx(n, lens, 4, count, 64, seq0, what)) {
+		snprintf(why, VNET_WHY_LEN, "tx: %.*s", VNET_WHY_LEN - 5, what);
+		return -1;
+	}
+	if (rx && vnet_check_rx(n, lens, 4, count, 64, seq0, what)) {
+		snprintf(why, VNET_WHY_LEN, "rx: %.*s", VNET_WHY_LEN - 5, what);
+		return -1;
+	}
+	return 0;
+}
+
 /* Copy what follows "key" in fd's fdinfo line starting with it. */
 static int fdinfo_get(int fd, const char *key, char *val, size_t len)
 {
@@ -980,12 +1053,14 @@ int vnet_metamap_stats(struct vnet *n, int qidx, struct metamap_stats *s)
 	r = fdinfo_get(n->vhost_fd, key, val, sizeof(val));
 	if (r)
 		return r;
+	s->refused = 0;		/* not reported before it was counted */
 	if (sscanf(val, "enabled=%d valid=%d fast=%" SCNu64 " fallback=%" SCNu64
 		   " invalidations=%" SCNu64 " remaps=%" SCNu64
 		   " remap_failures=%" SCNu64 " sections=%" SCNu64
-		   " batched=%" SCNu64, &s->enabled, &s->valid,
-		   &s->fast, &s->fallback, &s->invalidations, &s->remaps,
-		   &s->remap_failures, &s->sections, &s->batched) != 9)
+		   " batched=%" SCNu64 " refused=%" SCNu64,
+		   &s->enabled, &s->valid, &s->fast, &s->fallback,
+		   &s->invalidations, &s->remaps, &s->remap_failures,
+		   &s->sections, &s->batched, &s->refused) < 9)
 		return -EINVAL;
 	return 0;
 }

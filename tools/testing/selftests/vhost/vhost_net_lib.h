@@ -149,6 +149,12 @@ int vnet_check_tx(struct vnet *n, const size_t *lens, int nlens, int count,
 		  int batch, uint32_t seq0, char *why);
 int vnet_check_rx(struct vnet *n, const size_t *lens, int nlens, int count,
 		  int batch, uint32_t seq0, char *why);
+/*
+ * The tests' usual traffic: count frames of a mix of sizes (60, 1514, 200
+ * and 777 bytes) out, then, if rx, as many in, 64 at a time, byte-exact.
+ */
+int vnet_check_mix(struct vnet *n, int count, bool rx, uint32_t seq0,
+		   char *why);
 
 /* A vhost fd's device name (vhostN), from its fdinfo. */
 int vhost_fd_name(int fd, char *name, size_t len);
@@ -157,6 +163,7 @@ struct metamap_stats {
 	int enabled, valid;
 	uint64_t fast, fallback, invalidations, remaps, remap_failures;
 	uint64_t sections, batched;
+	uint64_t refused;	/* ring memory the map may not serve, seen */
 };
 int vnet_metamap_stats(struct vnet *n, int qidx, struct metamap_stats *s);
 /* Default for new devices (module parameter); returns the old one or -1. */
@@ -167,6 +174,21 @@ size_t vnet_rings_size(unsigned int num);
 void vnet_rings_layout(void *mem, unsigned int num, struct vring_layout l[2]);
 /* Nonzero if vhost signalled the queue's error eventfd since the last call. */
 int vq_error_count(struct vq *vq);
+
+/* Private anonymous read-write memory, or NULL. */
+void *vnet_map_anon(size_t len);
+/* Map every IOVA of the device IOTLB to the same user address. */
+int vnet_iotlb_identity(int vhost_fd);
+
+/*
+ * /dev/kmsg positioned at its end (what the kernel logs from now on), or -1.
+ * kmsg_splats() reads the records logged since: it returns how many look
+ * like a kernel splat (the patterns scripts/scan-splat fails on, and GUP's
+ * userfaultfd complaint), copies the first into what (if len), and prints
+ * each as a KTAP comment (every record if log_all).
+ */
+int kmsg_open(void);
+int kmsg_splats(int fd, char *what, size_t len, bool log_all);
 
 /* Helpers for tests: a frame of our ethertype with a seeded payload. */
 void frame_fill(uint8_t *frame, size_t len, const uint8_t *src_mac,

@@ -1,0 +1,1005 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * vhost-net rings in memory of unusual kinds: userfaultfd-registered
+ * (missing and write-protect modes), memfd_secret, hardware-poisoned,
+ * PROT_NONE and read-only, and a descriptor table off its 16-byte
+ * alignment.  The metadata direct map must refuse what it cannot serve (the
+ * fdinfo counter refused grows, nothing goes through the map) and leave the
+ * rings to uaccess, whose result must be the same with the map on and off
+ * (variants map_on and map_off): byte-exact traffic where uaccess reaches the
+ * rings, an error on the vring error eventfd where it cannot, and never a
+ * kernel splat (the VM runner fails on any; the tests also scan the log).
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <linux/userfaultfd.h>
+#include <linux/vhost.h>
+#include <sys/eventfd.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+
+#include "../kselftest_harness.h"
+#include "vhost_net_lib.h"
+
+#define PAGE 4096UL
+#define NUM 256
+#define PAGE_DOWN(p) ((void *)((uintptr_t)(p) & ~(PAGE - 1)))
+
+#ifndef MADV_HWPOISON
+#define MADV_HWPOISON 100
+#endif
+#ifndef __NR_memfd_secret
+#define __NR_memfd_secret 447
+#endif
+
+/* A userfaultfd and the thread that answers its faults. */
+struct uffd_srv {
+	int fd;
+	int stop;			/* eventfd: the thread exits */
+	pthread_t thread;
+	bool running;
+	uint64_t features;		/* granted by UFFDIO_API */
+	char *base;			/* region missing faults are served in */
+	size_t len;
+	uint8_t *shadow;		/* its content, page by page */
+	pid_t tid;			/* the test thread */
+	/* Written by the handler, read with __atomic loads. */
+	unsigned int missing;		/* missing faults answered */
+	unsigned int wp;		/* write-protect faults answered */
+	unsigned int other;		/* ... of them by another thread (vhost) */
+	unsigned int wp_test;		/* write-protect faults of the test thread */
+	unsigned int errors;
+	int last_errno;
+};
+
+FIXTURE(memkinds) {
+	struct vnet n;
+	void *alloc;			/* ring memory the driver uses */
+	size_t alloc_len;
+	void *view;			/* a second mapping of it, or NULL */
+	size_t view_len;
+	int old_default;
+	uint32_t seq;
+	struct uffd_srv u;
+	bool sigbus_set;
+	struct sigaction old_sigbus;
+};
+
+FIXTURE_VARIANT(memkinds) {
+	bool map;
+};
+
+FIXTURE_VARIANT_ADD(memkinds, map_on) {
+	.map = true,
+};
+
+FIXTURE_VARIANT_ADD(memkinds, map_off) {
+	.map = false,
+};
+
+static pid_t tid(void)
+{
+	return syscall(SYS_gettid);
+}
+
+/* A device whose rings are the standard layout at rings. */
+static int open_at(FIXTURE_DATA(memkinds) *self, void *rings, bool fill)
+{
+	struct vring_layout l[2];
+	struct vnet_opts o = {
+		.ring_num = NUM, .event_idx = true, .mrg_rxbuf = true,
+		.layout = { &l[0], &l[1] },
+	};
+	int r;
+
+	vnet_rings_layout(rings, NUM, l);
+	memset(rings, 0, vnet_rings_size(NUM));
+	r = vnet_open(&self->n, &o);
+	if (!r && fill)
+		vnet_rx_fill(&self->n);
+	return r;
+}
+
+FIXTURE_SETUP(memkinds)
+{
+	self->n.vhost_fd = -1;
+	self->n.tap_fd = -1;
+	self->n.sock_fd = -1;
+	self->u.fd = -1;
+	self->u.stop = -1;
+	if (access("/dev/vhost-net", R_OK | W_OK))
+		SKIP(return, "/dev/vhost-net: %s", strerror(errno));
+	self->old_default = metamap_set_default(variant->map);
+	if (self->old_default < 0 && variant->map)
+		SKIP(return, "no vhost_metamap module parameter");
+	self->alloc_len = vnet_rings_size(NUM);
+	self->alloc = vnet_map_anon(self->alloc_len);
+	ASSERT_NE(NULL, self->alloc);
+}
+
+static void uffd_stop(struct uffd_srv *u);
+
+FIXTURE_TEARDOWN(memkinds)
+{
+	vnet_close(&self->n);
+	uffd_stop(&self->u);
+	if (self->sigbus_set)
+		sigaction(SIGBUS, &self->old_sigbus, NULL);
+	if (self->alloc)
+		munmap(self->alloc, self->alloc_len);
+	if (self->view)
+		munmap(self->view, self->view_len);
+	if (self->old_default >= 0)
+		metamap_set_default(self->old_default);
+}
+
+/* count frames each way, byte-exact. */
+static void traffic(struct __test_metadata *_metadata,
+		    FIXTURE_DATA(memkinds) *self, int count)
+{
+	char why[VNET_WHY_LEN];
+
+	ASSERT_EQ(0, vnet_check_mix(&self->n, count, true, self->seq, why))
+		TH_LOG("%s", why);
+	self->seq += count;
+}
+
+static void tx_traffic(struct __test_metadata *_metadata,
+		       FIXTURE_DATA(memkinds) *self, int count)
+{
+	char why[VNET_WHY_LEN];
+
+	ASSERT_EQ(0, vnet_check_mix(&self->n, count, false, self->seq, why))
+		TH_LOG("%s", why);
+	self->seq += count;
+}
+
+static void stats(struct __test_metadata *_metadata,
+		  FIXTURE_DATA(memkinds) *self, int q, struct metamap_stats *s)
+{
+	int r = vnet_metamap_stats(&self->n, q, s);
+
+	ASSERT_EQ(0, r) TH_LOG("vq%d fdinfo: %s (no refused counter?)", q,
+			       strerror(-r));
+	TH_LOG("vq%d: enabled=%d valid=%d fast=%lu fallback=%lu inval=%lu remaps=%lu failures=%lu refused=%lu",
+	       q, s->enabled, s->valid, s->fast, s->fallback, s->invalidations,
+	       s->remaps, s->remap_failures, s->refused);
+}
+
+static uint64_t fast_now(struct __test_metadata *_metadata,
+			 FIXTURE_DATA(memkinds) *self, int q)
+{
+	struct metamap_stats s;
+
+	stats(_metadata, self, q, &s);
+	return s.fast;
+}
+
+/*
+ * Queue q's rings were refused: with the map on, the refused counter grew
+ * and nothing went through the map since fast0 was read (0: since setup);
+ * with the map off, nothing was refused and nothing mapped.
+ */
+static void expect_refused(struct __test_metadata *_metadata,
+			   FIXTURE_DATA(memkinds) *self,
+			   const FIXTURE_VARIANT(memkinds) *variant, int q,
+			   uint64_t fast0)
+{
+	struct metamap_stats s;
+
+	stats(_metadata, self, q, &s);
+	EXPECT_EQ(variant->map, s.enabled);
+	if (variant->map) {
+		EXPECT_LT(0, s.refused) TH_LOG("vq%d: not refused", q);
+		EXPECT_EQ(fast0, s.fast) TH_LOG("vq%d: used the map", q);
+		EXPECT_EQ(0, s.valid);
+	} else {
+		EXPECT_EQ(0, s.refused);
+		EXPECT_EQ(0, s.fast);
+	}
+}
+
+/* Queue q's rings are ordinary: the map (if on) carried them. */
+static void expect_mapped(struct __test_metadata *_metadata,
+			  FIXTURE_DATA(memkinds) *self,
+			  const FIXTURE_VARIANT(memkinds) *variant, int q)
+{
+	struct metamap_stats s;
+
+	stats(_metadata, self, q, &s);
+	EXPECT_EQ(variant->map, s.enabled);
+	EXPECT_EQ(0, s.refused);
+	if (variant->map) {
+		EXPECT_LT(0, s.fast);
+	} else {
+		EXPECT_EQ(0, s.fast);
+	}
+}
+
+/* Splats in the kernel log since kmsg_open() (closes fd). */
+static int kmsg_scan(int fd, bool log_all)
+{
+	int hits = kmsg_splats(fd, NULL, 0, log_all);
+
+	if (fd >= 0)
+		close(fd);
+	return hits;
+}
+
+/* The userfaultfd features, or -errno; a probe on a throwaway fd. */
+static int64_t uffd_features(void)
+{
+	struct uffdio_api api = { .api = UFFD_API };
+	int fd = syscall(__NR_userfaultfd, O_CLOEXEC | O_NONBLOCK), r;
+
+	if (fd < 0)
+		return -errno;
+	r = ioctl(fd, UFFDIO_API, &api) ? -errno : 0;
+	close(fd);
+	return r ? r : (int64_t)api.features;
+}
+
+static bool page_zero(const uint8_t *p)
+{
+	size_t i;
+
+	for (i = 0; i < PAGE; i++)
+		if (p[i])
+			return false;
+	return true;
+}
+
+static void uffd_error(struct uffd_srv *u)
+{
+	__atomic_store_n(&u->last_errno, errno, __ATOMIC_RELAXED);
+	__atomic_fetch_add(&u->errors, 1, __ATOMIC_RELAXED);
+}
+
+/* A missing page: its saved content, the zero page for a read of zeroes. */
+static void uffd_missing(struct uffd_srv *u, unsigned long addr, bool write)
+{
+	unsigned long off = addr - (unsigned long)u->base;
+	int r;
+
+	if (addr < (unsigned long)u->base || off >= u->len) {
+		errno = ERANGE;
+		uffd_error(u);
+		return;
+	}
+	if (!write && page_zero(u->shadow + off)) {
+		struct uffdio_zeropage z = { .range = { addr, PAGE } };
+
+		r = ioctl(u->fd, UFFDIO_ZEROPAGE, &z);
+	} else {
+		struct uffdio_copy c = {
+			.dst = addr, .src = (uintptr_t)(u->shadow + off),
+			.len = PAGE,
+		};
+
+		r = ioctl(u->fd, UFFDIO_COPY, &c);
+	}
+	if (r && errno == EEXIST) {
+		/* Another thread's fault filled it: wake this one. */
+		struct uffdio_range w = { addr, PAGE };
+
+		r = ioctl(u->fd, UFFDIO_WAKE, &w);
+	}
+	if (r)
+		uffd_error(u);
+	else
+		__atomic_fetch_add(&u->missing, 1, __ATOMIC_RELAXED);
+}
+
+/* A write to a write-protected page: lift the protection, which wakes. */
+static void uffd_unprotect(struct uffd_srv *u, unsigned long addr)
+{
+	struct uffdio_writeprotect wp = { .range = { addr, PAGE }, .mode = 0 };
+
+	if (ioctl(u->fd, UFFDIO_WRITEPROTECT, &wp))
+		uffd_error(u);
+	else
+		__atomic_fetch_add(&u->wp, 1, __ATOMIC_RELAXED);
+}
+
+static void *uffd_run(void *arg)
+{
+	struct uffd_srv *u = arg;
+	struct pollfd p[2] = {
+		{ .fd = u->fd, .events = POLLIN },
+		{ .fd = u->stop, .events = POLLIN },
+	};
+	struct uffd_msg m;
+	unsigned long addr;
+	bool wp;
+
+	for (;;) {
+		if (poll(p, 2, -1) < 0) {
+			if (errno == EINTR)
+				continue;
+			uffd_error(u);
+			break;
+		}
+		if (p[1].revents)
+			break;
+		if (read(u->fd, &m, sizeof(m)) != sizeof(m)) {
+			if (errno != EAGAIN)
+				uffd_error(u);
+			continue;
+		}
+		if (m.event != UFFD_EVENT_PAGEFAULT) {
+			errno = EPROTO;
+			uffd_error(u);
+			continue;
+		}
+		addr = m.arg.pagefault.address & ~(PAGE - 1);
+		wp = m.arg.pagefault.flags & UFFD_PAGEFAULT_FLAG_WP;
+		if (wp)
+			uffd_unprotect(u, addr);
+		else
+			uffd_missing(u, addr, m.arg.pagefault.flags &
+					      UFFD_PAGEFAULT_FLAG_WRITE);
+		if ((pid_t)m.arg.pagefault.feat.ptid != u->tid)
+			__atomic_fetch_add(&u->other, 1, __ATOMIC_RELAXED);
+		else if (wp)
+			__atomic_fetch_add(&u->wp_test, 1, __ATOMIC_RELAXED);
+	}
+	return NULL;
+}
+
+/*
+ * A userfaultfd with the features asked for (and the faulting thread's id),
+ * its handler running, missing faults in [base, base + len) served from a
+ * shadow copy (zeroes at first).  0, or a reason to skip in why.
+ */
+static int uffd_start(struct uffd_srv *u, uint64_t want, void *base,
+		      size_t len, char *why)
+{
+	int64_t have = uffd_features();
+	struct uffdio_api api = { .api = UFFD_API };
+
+	want |= UFFD_FEATURE_THREAD_ID;
+	if (have < 0) {
+		snprintf(why, VNET_WHY_LEN, "userfaultfd: %s", strerror(-have));
+		return -1;
+	}
+	if ((have & want) != want) {
+		snprintf(why, VNET_WHY_LEN,
+			 "userfaultfd features %#lx, want %#lx",
+			 (unsigned long)have, (unsigned long)want);
+		return -1;
+	}
+	u->base = base;
+	u->len = len;
+	u->tid = tid();
+	u->shadow = vnet_map_anon(len);
+	u->fd = syscall(__NR_userfaultfd, O_CLOEXEC | O_NONBLOCK);
+	u->stop = eventfd(0, EFD_CLOEXEC);
+	api.features = want;
+	if (!u->shadow || u->fd < 0 || u->stop < 0 ||
+	    ioctl(u->fd, UFFDIO_API, &api) ||
+	    pthread_create(&u->thread, NULL, uffd_run, u)) {
+		snprintf(why, VNET_WHY_LEN, "userfaultfd setup: %s",
+			 strerror(errno));
+		return -2;
+	}
+	u->features = api.features;
+	u->running = true;
+	return 0;
+}
+
+static void uffd_stop(struct uffd_srv *u)
+{
+	uint64_t one = 1;
+
+	if (u->running && write(u->stop, &one, sizeof(one)) == sizeof(one))
+		pthread_join(u->thread, NULL);
+	u->running = false;
+	if (u->fd >= 0)
+		close(u->fd);
+	if (u->stop >= 0)
+		close(u->stop);
+	u->fd = -1;
+	u->stop = -1;
+	if (u->shadow)
+		munmap(u->shadow, u->len);
+	u->shadow = NULL;
+}
+
+static int uffd_register(struct uffd_srv *u, void *p, size_t len,
+			 uint64_t mode)
+{
+	struct uffdio_register r = {
+		.range = { (uintptr_t)p, len }, .mode = mode,
+	};
+
+	return ioctl(u->fd, UFFDIO_REGISTER, &r) ? -errno : 0;
+}
+
+static int uffd_protect(struct uffd_srv *u, void *p, size_t len)
+{
+	struct uffdio_writeprotect wp = {
+		.range = { (uintptr_t)p, len },
+		.mode = UFFDIO_WRITEPROTECT_MODE_WP,
+	};
+
+	return ioctl(u->fd, UFFDIO_WRITEPROTECT, &wp) ? -errno : 0;
+}
+
+static unsigned int uffd_count(unsigned int *c)
+{
+	return __atomic_load_n(c, __ATOMIC_RELAXED);
+}
+
+/*
+ * Save the (quiet) rings and drop their pages, then put one frame on the
+ * wire without the driver touching a ring: the vhost worker is the first to
+ * need the RX ring pages back, and must get them from the handler (with the
+ * map on, it would rebuild the map here; the range is registered, so the
+ * map must refuse instead of GUP running into handle_userfault()).  The
+ * frame must arrive intact.  Returns with the rings present again.
+ */
+static void zap_and_refault(struct __test_metadata *_metadata,
+			    FIXTURE_DATA(memkinds) *self, uint64_t fast0[2])
+{
+	struct uffd_srv *u = &self->u;
+	uint8_t frame[300], got[300];
+	unsigned int other;
+	int i, r;
+
+	usleep(200000);		/* vhost done with its last ring writes */
+	memcpy(u->shadow, u->base, u->len);
+	ASSERT_EQ(0, madvise(u->base, u->len, MADV_DONTNEED));
+	for (i = 0; fast0 && i < 2; i++)
+		fast0[i] = fast_now(_metadata, self, i);
+	other = uffd_count(&u->other);
+	frame_fill(frame, sizeof(frame), NULL, 0xfa017);
+	ASSERT_EQ(0, wire_send(&self->n, frame, sizeof(frame)));
+	for (i = 0; i < 1000 && uffd_count(&u->other) == other; i++)
+		usleep(10000);
+	ASSERT_LT(other, uffd_count(&u->other))
+		TH_LOG("the vhost worker took no fault on the dropped rings");
+	r = vnet_rx_one(&self->n, got, sizeof(got), NULL, 10000);
+	ASSERT_EQ((int)sizeof(frame), r);
+	ASSERT_EQ(0, memcmp(frame, got, sizeof(frame)));
+	EXPECT_EQ(0, uffd_count(&u->errors))
+		TH_LOG("handler: %s", strerror(u->last_errno));
+}
+
+/*
+ * Rings in an anonymous region registered for missing faults before the
+ * device exists.  The map must refuse them (never armed on such a range),
+ * and everything goes through uaccess, whose faults the handler answers:
+ * first the library's zeroing of the rings, then, after the pages are
+ * dropped mid-run, the vhost worker's reads of them.  Traffic byte-exact.
+ */
+TEST_F_TIMEOUT(memkinds, uffd_missing_before_setup, 120)
+{
+	char why[VNET_WHY_LEN];
+	int kfd, r;
+
+	r = uffd_start(&self->u, 0, self->alloc, self->alloc_len, why);
+	if (r == -1)
+		SKIP(return, "%s", why);
+	ASSERT_EQ(0, r) TH_LOG("%s", why);
+	kfd = kmsg_open();
+	ASSERT_EQ(0, uffd_register(&self->u, self->alloc, self->alloc_len,
+				   UFFDIO_REGISTER_MODE_MISSING));
+	ASSERT_EQ(0, open_at(self, self->alloc, true));
+	EXPECT_LE(self->alloc_len / PAGE, uffd_count(&self->u.missing));
+	traffic(_metadata, self, 200);
+	zap_and_refault(_metadata, self, NULL);
+	traffic(_metadata, self, 300);
+	TH_LOG("%u missing faults answered, %u of vhost",
+	       uffd_count(&self->u.missing), uffd_count(&self->u.other));
+	EXPECT_EQ(0, uffd_count(&self->u.errors));
+	EXPECT_EQ(0, kmsg_scan(kfd, false));
+	expect_refused(_metadata, self, variant, VNET_TX, 0);
+	expect_refused(_metadata, self, variant, VNET_RX, 0);
+}
+
+/*
+ * The map is built, then the rings are registered for missing faults and
+ * dropped with MADV_DONTNEED.  The map's next rebuild must refuse the range
+ * (GUP cannot wait for the handler: "FAULT_FLAG_ALLOW_RETRY missing" and a
+ * stack dump, then -EFAULT, on a kernel that tries) and uaccess gets the
+ * saved content from the handler.  No splat, no SIGBUS, traffic byte-exact,
+ * nothing through the map after the drop.
+ */
+TEST_F_TIMEOUT(memkinds, uffd_missing_after_map_dontneed, 120)
+{
+	char why[VNET_WHY_LEN];
+	uint64_t fast0[2];
+	int kfd, q, r;
+
+	ASSERT_EQ(0, open_at(self, self->alloc, true));
+	traffic(_metadata, self, 200);
+	for (q = 0; q < 2; q++)
+		expect_mapped(_metadata, self, variant, q);
+	r = uffd_start(&self->u, 0, self->alloc, self->alloc_len, why);
+	if (r == -1)
+		SKIP(return, "%s", why);
+	ASSERT_EQ(0, r) TH_LOG("%s", why);
+	ASSERT_EQ(0, uffd_register(&self->u, self->alloc, self->alloc_len,
+				   UFFDIO_REGISTER_MODE_MISSING));
+	kfd = kmsg_open();
+	zap_and_refault(_metadata, self, fast0);
+	traffic(_metadata, self, 300);
+	TH_LOG("%u missing faults answered, %u of vhost",
+	       uffd_count(&self->u.missing), uffd_count(&self->u.other));
+	EXPECT_LT(0, uffd_count(&self->u.missing));
+	EXPECT_EQ(0, uffd_count(&self->u.errors));
+	EXPECT_EQ(0, kmsg_scan(kfd, false));
+	for (q = 0; q < 2; q++)
+		expect_refused(_metadata, self, variant, q, fast0[q]);
+}
+
+/*
+ * Rounds of: write-protect the TX used ring page, send frames.  Every round
+ * vhost's used-ring writes must fault, the handler lifts the protection,
+ * and the writes complete: the driver sees every buffer used, frames
+ * byte-exact.  The driver never writes that page, so every write-protect
+ * fault is vhost's.
+ */
+static void wp_rounds(struct __test_metadata *_metadata,
+		      FIXTURE_DATA(memkinds) *self, void *used, int rounds)
+{
+	unsigned int wp0;
+	int i;
+
+	for (i = 0; i < rounds; i++) {
+		wp0 = uffd_count(&self->u.wp);
+		ASSERT_EQ(0, uffd_protect(&self->u, used, PAGE));
+		tx_traffic(_metadata, self, 100);
+		EXPECT_LT(wp0, uffd_count(&self->u.wp))
+			TH_LOG("round %d: no write-protect fault", i);
+	}
+	TH_LOG("%u write-protect faults, %u of other threads",
+	       uffd_count(&self->u.wp), uffd_count(&self->u.other));
+	EXPECT_EQ(0, uffd_count(&self->u.wp_test));
+	EXPECT_EQ(0, uffd_count(&self->u.errors))
+		TH_LOG("handler: %s", strerror(self->u.last_errno));
+}
+
+/*
+ * The TX used ring page registered for write-protect faults before setup:
+ * the map must refuse the TX queue and leave the RX queue, whose rings are
+ * in another VMA, alone.
+ */
+TEST_F_TIMEOUT(memkinds, uffd_wp_used_before_setup, 120)
+{
+	struct vring_layout l[2];
+	char why[VNET_WHY_LEN];
+	void *used;
+	int kfd, r;
+
+	vnet_rings_layout(self->alloc, NUM, l);
+	used = PAGE_DOWN(l[VNET_TX].used);
+	r = uffd_start(&self->u, UFFD_FEATURE_PAGEFAULT_FLAG_WP, self->alloc,
+		       self->alloc_len, why);
+	if (r == -1)
+		SKIP(return, "%s", why);
+	ASSERT_EQ(0, r) TH_LOG("%s", why);
+	kfd = kmsg_open();
+	ASSERT_EQ(0, uffd_register(&self->u, used, PAGE,
+				   UFFDIO_REGISTER_MODE_WP));
+	ASSERT_EQ(0, open_at(self, self->alloc, true));
+	wp_rounds(_metadata, self, used, 4);
+	traffic(_metadata, self, 200);
+	EXPECT_EQ(0, kmsg_scan(kfd, false));
+	expect_refused(_metadata, self, variant, VNET_TX, 0);
+	expect_mapped(_metadata, self, variant, VNET_RX);
+}
+
+/*
+ * The same, registered and protected once the map is built: protecting
+ * invalidates it, and the rebuild must refuse the range rather than fault
+ * the page for write with GUP (which cannot wait for the handler).
+ */
+TEST_F_TIMEOUT(memkinds, uffd_wp_used_after_map, 120)
+{
+	struct vq *vq = &self->n.vq[VNET_TX];
+	char why[VNET_WHY_LEN];
+	uint64_t fast0;
+	void *used;
+	int kfd, r;
+
+	ASSERT_EQ(0, open_at(self, self->alloc, true));
+	traffic(_metadata, self, 200);
+	expect_mapped(_metadata, self, variant, VNET_TX);
+	used = PAGE_DOWN(vq->used);
+	r = uffd_start(&self->u, UFFD_FEATURE_PAGEFAULT_FLAG_WP, self->alloc,
+		       self->alloc_len, why);
+	if (r == -1)
+		SKIP(return, "%s", why);
+	ASSERT_EQ(0, r) TH_LOG("%s", why);
+	ASSERT_EQ(0, uffd_register(&self->u, used, PAGE,
+				   UFFDIO_REGISTER_MODE_WP));
+	kfd = kmsg_open();
+	ASSERT_EQ(0, uffd_protect(&self->u, used, PAGE));
+	fast0 = fast_now(_metadata, self, VNET_TX);
+	wp_rounds(_metadata, self, used, 4);
+	traffic(_metadata, self, 200);
+	EXPECT_EQ(0, kmsg_scan(kfd, false));
+	expect_refused(_metadata, self, variant, VNET_TX, fast0);
+}
+
+/*
+ * Rings in memfd_secret(2) memory, which is not in the kernel's direct map:
+ * the map must refuse them; uaccess reaches them, traffic byte-exact.
+ */
+TEST_F(memkinds, memfd_secret_rings)
+{
+	size_t len = vnet_rings_size(NUM);
+	int fd = syscall(__NR_memfd_secret, O_CLOEXEC);
+	void *p;
+
+	if (fd < 0)
+		SKIP(return, "memfd_secret: %s%s", strerror(errno),
+		     errno == ENOSYS ?
+		     " (CONFIG_SECRETMEM off or secretmem.enable=0)" : "");
+	ASSERT_EQ(0, ftruncate(fd, len));
+	p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	close(fd);
+	ASSERT_NE(MAP_FAILED, p) TH_LOG("mmap secretmem: %s", strerror(errno));
+	munmap(self->alloc, self->alloc_len);
+	self->alloc = p;
+	self->alloc_len = len;
+	ASSERT_EQ(0, open_at(self, p, true));
+	traffic(_metadata, self, 500);
+	expect_refused(_metadata, self, variant, VNET_TX, 0);
+	expect_refused(_metadata, self, variant, VNET_RX, 0);
+}
+
+static volatile sig_atomic_t sigbus_count;
+static volatile int sigbus_code;
+static void *volatile sigbus_addr;
+
+/*
+ * MADV_HWPOISON sends the caller a SIGBUS (BUS_MCEERR_AR) on its way out of
+ * madvise(); it is only recorded.  Any other one means a poisoned page was
+ * touched, and returning would touch it again: fail.
+ */
+static void on_sigbus(int sig, siginfo_t *si, void *uc)
+{
+	sigbus_code = si->si_code;
+	sigbus_addr = si->si_addr;
+	if (++sigbus_count > 1)
+		_exit(KSFT_FAIL);
+}
+
+static long read_long(const char *path)
+{
+	char buf[32] = "";
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	long v = -1;
+
+	if (fd >= 0 && read(fd, buf, sizeof(buf) - 1) > 0)
+		v = strtol(buf, NULL, 10);
+	if (fd >= 0)
+		close(fd);
+	return v;
+}
+
+struct rx_bg {
+	struct vnet *n;
+	uint32_t seq;
+	int count;
+	int r;
+	char why[VNET_WHY_LEN];
+};
+
+static void *rx_bg_run(void *arg)
+{
+	static const size_t lens[] = { 60, 1514, 200, 777 };
+	struct rx_bg *b = arg;
+
+	b->r = vnet_check_rx(b->n, lens, 4, b->count, 32, b->seq, b->why);
+	return NULL;
+}
+
+/*
+ * Poison the TX queue's avail ring or descriptor table page while RX
+ * traffic flows on the same device, then kick TX.  The poisoning unmaps the
+ * page (invalidating the map); vhost's read of it fails and it reports the
+ * error on the error eventfd; no frame leaves; the host survives, with only
+ * memory-failure's own log lines; the RX queue goes on byte-exact; a new
+ * device in fresh memory works byte-exact.  Poisoned pages stay leaked.
+ */
+static void hwpoison_tx(struct __test_metadata *_metadata,
+			FIXTURE_DATA(memkinds) *self,
+			const FIXTURE_VARIANT(memkinds) *variant, bool desc)
+{
+	struct vq *vq = &self->n.vq[VNET_TX];
+	struct sigaction sa = { .sa_sigaction = on_sigbus,
+				.sa_flags = SA_SIGINFO };
+	struct rx_bg rx = { .n = &self->n, .count = 300 };
+	struct metamap_stats s;
+	uint8_t frame[200], got[200];
+	struct pollfd p;
+	void *page;
+	pthread_t t;
+	int kfd, r;
+
+	if (geteuid())
+		SKIP(return, "MADV_HWPOISON needs CAP_SYS_ADMIN");
+	if (access("/proc/sys/vm/memory_failure_early_kill", F_OK))
+		SKIP(return, "no CONFIG_MEMORY_FAILURE");
+	if (read_long("/proc/sys/vm/memory_failure_recovery") != 1)
+		SKIP(return, "vm.memory_failure_recovery is not 1: would panic");
+	ASSERT_EQ(0, open_at(self, self->alloc, true));
+	traffic(_metadata, self, 200);
+	expect_mapped(_metadata, self, variant, VNET_TX);
+	p = (struct pollfd){ .fd = vq->err_fd, .events = POLLIN };
+
+	ASSERT_EQ(0, sigaction(SIGBUS, &sa, &self->old_sigbus));
+	self->sigbus_set = true;
+	sigbus_count = 0;
+	usleep(200000);		/* TX idle: nothing reads its rings now */
+	if (desc) {
+		/* A chain whose descriptor is on the page, published after. */
+		frame_fill(frame, sizeof(frame), NULL, 0xdead);
+		ASSERT_EQ(0, vnet_tx_add(&self->n, NULL, frame, sizeof(frame)));
+	}
+	page = PAGE_DOWN(desc ? (void *)vq->desc : (void *)vq->avail);
+	rx.seq = self->seq;
+	self->seq += rx.count;
+	ASSERT_EQ(0, pthread_create(&t, NULL, rx_bg_run, &rx));
+	usleep(50000);
+	kfd = kmsg_open();
+	r = madvise(page, PAGE, MADV_HWPOISON);
+	if (r && errno == EINVAL) {
+		pthread_join(t, NULL);
+		SKIP(return, "MADV_HWPOISON: EINVAL (no CONFIG_MEMORY_FAILURE)");
+	}
+	EXPECT_EQ(0, r) TH_LOG("MADV_HWPOISON: %s", strerror(errno));
+	TH_LOG("SIGBUS on poisoning: %d, si_code %d (BUS_MCEERR_AR %d), addr %p, page %p",
+	       (int)sigbus_count, sigbus_code, BUS_MCEERR_AR, sigbus_addr,
+	       page);
+	if (desc)
+		vq_publish(vq);		/* avail ring page is intact */
+	vq_notify(vq);
+	EXPECT_EQ(1, poll(&p, 1, 10000)) TH_LOG("no error from vhost");
+	EXPECT_LE(1, vq_error_count(vq));
+	EXPECT_EQ(-ETIMEDOUT, wire_recv(&self->n, got, sizeof(got), 500))
+		TH_LOG("a frame left through a poisoned ring");
+	pthread_join(t, NULL);
+	EXPECT_EQ(0, rx.r) TH_LOG("rx during the poisoning: %s", rx.why);
+	EXPECT_EQ(0, kmsg_scan(kfd, true));
+
+	stats(_metadata, self, VNET_TX, &s);
+	if (variant->map) {
+		EXPECT_LE(1, s.invalidations);
+		EXPECT_EQ(0, s.valid);
+	}
+	/* New device, fresh memory; the old rings (and the page) go. */
+	vnet_close(&self->n);
+	munmap(self->alloc, self->alloc_len);
+	self->alloc = vnet_map_anon(self->alloc_len);
+	ASSERT_NE(NULL, self->alloc);
+	ASSERT_EQ(0, open_at(self, self->alloc, true));
+	traffic(_metadata, self, 300);
+	expect_mapped(_metadata, self, variant, VNET_TX);
+	expect_mapped(_metadata, self, variant, VNET_RX);
+}
+
+TEST_F_TIMEOUT(memkinds, hwpoison_tx_avail_mid_run, 120)
+{
+	hwpoison_tx(_metadata, self, variant, false);
+}
+
+TEST_F_TIMEOUT(memkinds, hwpoison_tx_desc_mid_run, 120)
+{
+	hwpoison_tx(_metadata, self, variant, true);
+}
+
+/* mprotect the whole pages of [p, p + len). */
+static int protect_part(void *p, size_t len, int prot)
+{
+	uintptr_t lo = (uintptr_t)PAGE_DOWN(p);
+	uintptr_t hi = ((uintptr_t)p + len + PAGE - 1) & ~(PAGE - 1);
+
+	return mprotect((void *)lo, hi - lo, prot) ? -errno : 0;
+}
+
+#define PART_DESC 1
+#define PART_AVAIL 2
+
+/*
+ * Rings in a memfd mapped twice: the driver (the library) works through
+ * self->alloc, vhost is given the same offsets in self->view, where the
+ * desc and/or avail pages of the queues in qmask get prot before the device
+ * is set up (a first device, set up to initialise the rings, is closed).
+ */
+static int open_aliased(FIXTURE_DATA(memkinds) *self, unsigned int qmask,
+			unsigned int parts, int prot)
+{
+	size_t len = vnet_rings_size(NUM);
+	struct vring_layout v[2], d[2];
+	int fd = memfd_create("vhost-rings", MFD_CLOEXEC), q, r;
+
+	if (fd < 0 || ftruncate(fd, len))
+		return -errno;
+	munmap(self->alloc, self->alloc_len);
+	self->alloc = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	self->view = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	close(fd);
+	if (self->alloc == MAP_FAILED || self->view == MAP_FAILED) {
+		r = -errno;
+		if (self->alloc == MAP_FAILED)
+			self->alloc = NULL;
+		if (self->view == MAP_FAILED)
+			self->view = NULL;
+		return r;
+	}
+	self->alloc_len = len;
+	self->view_len = len;
+	r = open_at(self, self->alloc, false);
+	if (r)
+		return r;
+	close(self->n.vhost_fd);
+	self->n.vhost_fd = -1;
+
+	vnet_rings_layout(self->view, NUM, v);
+	for (q = 0; q < 2; q++) {
+		if (!(qmask & 1 << q))
+			continue;
+		r = 0;
+		if (parts & PART_DESC)
+			r = protect_part(v[q].desc, vring_desc_size(NUM), prot);
+		if (!r && (parts & PART_AVAIL))
+			r = protect_part(v[q].avail, vring_avail_size(NUM),
+					 prot);
+		if (r)
+			return r;
+	}
+	for (q = 0; q < 2; q++) {
+		struct vq *vq = &self->n.vq[q];
+
+		d[q] = (struct vring_layout){ vq->desc, vq->avail, vq->used };
+		vq->desc = v[q].desc;
+		vq->avail = v[q].avail;
+		vq->used = v[q].used;
+	}
+	self->n.vhost_fd = open("/dev/vhost-net", O_RDWR | O_CLOEXEC);
+	r = self->n.vhost_fd < 0 ? -errno : vnet_setup(&self->n);
+	for (q = 0; q < 2; q++) {
+		self->n.vq[q].desc = d[q].desc;
+		self->n.vq[q].avail = d[q].avail;
+		self->n.vq[q].used = d[q].used;
+	}
+	if (!r)
+		vnet_rx_fill(&self->n);
+	return r;
+}
+
+/*
+ * The TX queue's desc table or avail ring PROT_NONE where vhost sees it
+ * (the driver writes through another mapping of the same pages).  The map
+ * must refuse the TX queue; uaccess cannot read the ring either, so a kick
+ * gets an error on the error eventfd and no frame out, while the RX queue
+ * works byte-exact.  Once readable again, the pending frame and what
+ * follows go out byte-exact.
+ */
+static void prot_none_tx(struct __test_metadata *_metadata,
+			 FIXTURE_DATA(memkinds) *self,
+			 const FIXTURE_VARIANT(memkinds) *variant,
+			 unsigned int part)
+{
+	struct vq *vq = &self->n.vq[VNET_TX];
+	static const size_t len = 500;
+	struct vring_layout v[2];
+	uint8_t frame[200], got[200];
+	char why[VNET_WHY_LEN];
+	struct pollfd p;
+	int r;
+
+	r = open_aliased(self, 1 << VNET_TX, part, PROT_NONE);
+	ASSERT_EQ(0, r) TH_LOG("setup: %s", strerror(-r));
+	p = (struct pollfd){ .fd = vq->err_fd, .events = POLLIN };
+	ASSERT_EQ(0, vnet_check_rx(&self->n, &len, 1, 300, 64, self->seq, why))
+		TH_LOG("rx: %s", why);
+	self->seq += 300;
+
+	frame_fill(frame, sizeof(frame), NULL, 0xbad);
+	ASSERT_EQ(0, vnet_tx_add(&self->n, NULL, frame, sizeof(frame)));
+	vq_publish(vq);
+	vq_notify(vq);
+	EXPECT_EQ(1, poll(&p, 1, 10000)) TH_LOG("no error from vhost");
+	EXPECT_LE(1, vq_error_count(vq));
+	EXPECT_EQ(-ETIMEDOUT, wire_recv(&self->n, got, sizeof(got), 300));
+	expect_refused(_metadata, self, variant, VNET_TX, 0);
+	expect_mapped(_metadata, self, variant, VNET_RX);
+
+	vnet_rings_layout(self->view, NUM, v);
+	ASSERT_EQ(0, protect_part(part == PART_DESC ? (void *)v[VNET_TX].desc :
+				  (void *)v[VNET_TX].avail, PAGE,
+				  PROT_READ | PROT_WRITE));
+	vq_notify(vq);
+	r = wire_recv(&self->n, got, sizeof(got), 10000);
+	ASSERT_EQ((int)sizeof(frame), r) TH_LOG("pending frame: %d", r);
+	ASSERT_EQ(0, memcmp(frame, got, sizeof(frame)));
+	ASSERT_EQ(0, vnet_tx_drain(&self->n, 10000));
+	traffic(_metadata, self, 200);
+}
+
+TEST_F_TIMEOUT(memkinds, prot_none_tx_desc, 90)
+{
+	prot_none_tx(_metadata, self, variant, PART_DESC);
+}
+
+TEST_F_TIMEOUT(memkinds, prot_none_tx_avail, 90)
+{
+	prot_none_tx(_metadata, self, variant, PART_AVAIL);
+}
+
+/*
+ * Desc tables and avail rings of both queues read-only where vhost sees
+ * them: vhost only reads them, so traffic flows byte-exact through uaccess;
+ * the map must refuse both queues (it wants PROT_READ|PROT_WRITE VMAs).
+ */
+TEST_F_TIMEOUT(memkinds, read_only_desc_avail, 90)
+{
+	int r = open_aliased(self, 1 << VNET_TX | 1 << VNET_RX,
+			     PART_DESC | PART_AVAIL, PROT_READ);
+
+	ASSERT_EQ(0, r) TH_LOG("setup: %s", strerror(-r));
+	traffic(_metadata, self, 500);
+	expect_refused(_metadata, self, variant, VNET_TX, 0);
+	expect_refused(_metadata, self, variant, VNET_RX, 0);
+}
+
+/*
+ * Descriptor tables at off mod 16 (SET_VRING_ADDR checks the alignment of
+ * avail and used only), each spanning two pages: the map must refuse them;
+ * uaccess reads the descriptors, traffic byte-exact.
+ */
+static void desc_unaligned(struct __test_metadata *_metadata,
+			   FIXTURE_DATA(memkinds) *self,
+			   const FIXTURE_VARIANT(memkinds) *variant,
+			   size_t off)
+{
+	struct vnet_opts o = { .ring_num = NUM, .event_idx = true,
+			       .mrg_rxbuf = true };
+	struct vring_layout l[2];
+	int q, r;
+
+	munmap(self->alloc, self->alloc_len);
+	self->alloc_len = 8 * PAGE;
+	self->alloc = vnet_map_anon(self->alloc_len);
+	ASSERT_NE(NULL, self->alloc);
+	for (q = 0; q < 2; q++) {
+		char *b = (char *)self->alloc + q * 4 * PAGE;
+
+		l[q].desc = b + off;
+		l[q].avail = b + 2 * PAGE;
+		l[q].used = b + 3 * PAGE;
+		o.layout[q] = &l[q];
+	}
+	r = vnet_open(&self->n, &o);
+	ASSERT_EQ(0, r) TH_LOG("desc at %zu mod 16: %s", off, strerror(-r));
+	vnet_rx_fill(&self->n);
+	traffic(_metadata, self, 500);
+	expect_refused(_metadata, self, variant, VNET_TX, 0);
+	expect_refused(_metadata, self, variant, VNET_RX, 0);
+}
+
+TEST_F(memkinds, desc_table_8_mod_16)
+{
+	desc_unaligned(_metadata, self, variant, 8);
+}
+
+TEST_F(memkinds, desc_table_2_mod_16)
+{
+	desc_unaligned(_metadata, self, variant, 2);
+}
+
+TEST_HARNESS_MAIN
