@@ -230,11 +230,18 @@ int vhost_admin_set_tunables(struct vhost_dev *dev,
 	WRITE_ONCE(cur->zcopy_min_len, tun->zcopy_min_len);
 	WRITE_ONCE(cur->zerocopy, tun->zerocopy);
 	if (tun->metamap != cur->metamap) {
+		/*
+		 * Switching the map on arms it (registers notifiers on the
+		 * owner's mm): dev->mutex keeps the owner, and so the mm,
+		 * from changing under us (VHOST_RESET_OWNER).
+		 */
+		mutex_lock(&dev->mutex);
 		for (i = 0; i < dev->nvqs; i++) {
 			mutex_lock(&dev->vqs[i]->mutex);
 			vhost_metamap_set_enabled(dev->vqs[i], tun->metamap);
 			mutex_unlock(&dev->vqs[i]->mutex);
 		}
+		mutex_unlock(&dev->mutex);
 		WRITE_ONCE(cur->metamap, tun->metamap);
 	}
 	return 0;

@@ -8,21 +8,38 @@
  * drops the page references: like KVM's gfn_to_pfn_cache, it is the notifier,
  * not a reference, that keeps the map coherent.  Every mm event that touches
  * a ring page (unmap, migration, reclaim, KSM, THP, COW on fork, mprotect,
- * soft-dirty, the OOM reaper) runs the callback first, and the callback makes
- * the map invalid under map->lock; readers hold that lock around every access
- * to mapped memory, so once the callback has returned nobody touches the old
- * pages.  While the map is invalid, accesses go through uaccess as before,
- * and the next batch rebuilds it.
+ * soft-dirty, memory failure, the OOM reaper) runs the callback first, and
+ * the callback makes the map invalid under map->lock; readers hold that lock
+ * around every access to mapped memory, so once the callback has returned
+ * nobody touches the old pages.  While the map is invalid, accesses go
+ * through uaccess as before, and the next batch rebuilds it.
  *
- * Lock order: vq->mutex -> mmap_lock (GUP, notifier insert) -> map->lock.
+ * Three rules keep that safe whatever the owner, the guest or the mm do:
+ *
+ * - A section (map->lock held) is opened and closed in this file, around
+ *   loads and stores of ring memory only.  What a batch needs is copied out
+ *   of the ring; translation, IOTLB misses, dirty logging and error reports
+ *   run in vhost.c after the section has ended.
+ * - Whether the queue may use the map is decided here on every access
+ *   (vhost_metamap_current()), from the ring's configuration as it is now,
+ *   so no device has to remember to tell us about a change.
+ * - Notifiers are registered only from ioctl context (vhost_metamap_arm()),
+ *   where the ring memory is checked once; the worker only rebuilds the map
+ *   of an armed queue (GUP) when an invalidation made it invalid.
+ *
+ * Lock order: vq->mutex -> mmap_lock (GUP, VMA checks) -> map->lock.
  * The callback takes only map->lock; it never sleeps and never waits for an
  * RCU grace period.  See Documentation/networking/vhost-metamap.rst.
  */
 #include <linux/cacheinfo.h>
 #include <linux/jiffies.h>
+#include <linux/magic.h>
 #include <linux/mm.h>
 #include <linux/module.h>
+#include <linux/nospec.h>
 #include <linux/slab.h>
+#include <linux/uaccess.h>
+#include <linux/userfaultfd_k.h>
 
 #include "vhost.h"
 
@@ -34,15 +51,49 @@ MODULE_PARM_DESC(enable,
 /* A build that lost the race this many times in a row gives up until later. */
 #define VHOST_METAMAP_BUILD_TRIES	8
 #define VHOST_METAMAP_RETRY_DELAY	msecs_to_jiffies(10)
+/* The split ring's descriptor table alignment (virtio 1.x, 2.7.5). */
+#define VHOST_METAMAP_DESC_ALIGN	16
 
 /* vhost.c passes its VHOST_ADDR_* access type as the part. */
 static_assert((int)VHOST_METAMAP_DESC == (int)VHOST_ADDR_DESC);
 static_assert((int)VHOST_METAMAP_AVAIL == (int)VHOST_ADDR_AVAIL);
 static_assert((int)VHOST_METAMAP_USED == (int)VHOST_ADDR_USED);
 
+/* Lockless readers see a counter whole; see struct vhost_metamap. */
+static void vhost_metamap_stat_add(u64 *counter, unsigned int n)
+{
+	WRITE_ONCE(*counter, *counter + n);
+}
+
 static void vhost_metamap_stat_inc(u64 *counter)
 {
-	WRITE_ONCE(*counter, *counter + 1);
+	vhost_metamap_stat_add(counter, 1);
+}
+
+/*
+ * Where the kaddr[] of an invalid map point: the zero page, never freed.
+ * A load issued under a mispredicted validity check reads zeroes from it,
+ * and a store never retires; no stale page of the owner is reached.
+ */
+static void *vhost_metamap_safe_page(void)
+{
+	return page_address(ZERO_PAGE(0));
+}
+
+/* Make the map invalid; map->lock held. */
+static void __vhost_metamap_invalidate(struct vhost_metamap *map)
+{
+	void *safe = vhost_metamap_safe_page();
+	unsigned int i;
+	int p;
+
+	lockdep_assert_held(&map->lock);
+	if (!map->valid)
+		return;		/* kaddr[] are at the safe page already */
+	WRITE_ONCE(map->valid, false);
+	for (p = 0; p < VHOST_METAMAP_NPARTS; p++)
+		for (i = 0; i < map->range[p].npages; i++)
+			map->range[p].kaddr[i] = safe;
 }
 
 static bool vhost_metamap_invalidate(struct mmu_interval_notifier *mni,
@@ -54,14 +105,17 @@ static bool vhost_metamap_invalidate(struct mmu_interval_notifier *mni,
 	struct vhost_metamap *map = r->map;
 
 	/*
-	 * Readers hold map->lock only around loads and stores to mapped
-	 * memory, which neither fault nor sleep: spinning here is bounded, so
+	 * Readers hold map->lock only around loads and stores of mapped ring
+	 * memory: at worst a copy of the whole used ring (vhost_add_used_n()
+	 * of every entry, num * 8 bytes, 256 KiB at num = 32768) or one
+	 * read-ahead (64 heads and 64 descriptors).  That and the stores
+	 * below (one per ring page) bound the wait here to microseconds, so
 	 * non-blockable invalidations (the OOM reaper) are served like any
 	 * other and this never answers false.
 	 */
 	spin_lock(&map->lock);
 	mmu_interval_set_seq(mni, cur_seq);
-	WRITE_ONCE(map->valid, false);
+	__vhost_metamap_invalidate(map);
 	vhost_metamap_stat_inc(&map->stats.invalidations);
 	spin_unlock(&map->lock);
 	return true;
@@ -89,10 +143,10 @@ void vhost_metamap_release(struct vhost_virtqueue *vq)
 	struct vhost_metamap *map = &vq->metamap;
 	int p;
 
-	WARN_ON_ONCE(map->held);
 	spin_lock(&map->lock);
-	WRITE_ONCE(map->valid, false);
+	__vhost_metamap_invalidate(map);
 	spin_unlock(&map->lock);
+	map->armed = false;
 	for (p = 0; p < VHOST_METAMAP_NPARTS; p++) {
 		struct vhost_metamap_range *r = &map->range[p];
 
@@ -108,37 +162,6 @@ void vhost_metamap_release(struct vhost_virtqueue *vq)
 	map->retry_at = jiffies;
 }
 EXPORT_SYMBOL_GPL(vhost_metamap_release);
-
-/* The ring's addresses, size or features changed: rebuild from scratch. */
-void vhost_metamap_config_changed(struct vhost_virtqueue *vq)
-{
-	lockdep_assert_held(&vq->mutex);
-	vhost_metamap_release(vq);
-}
-EXPORT_SYMBOL_GPL(vhost_metamap_config_changed);
-
-void vhost_metamap_set_enabled(struct vhost_virtqueue *vq, bool on)
-{
-	lockdep_assert_held(&vq->mutex);
-	if (!on)
-		vhost_metamap_release(vq);
-	vq->metamap.enabled = on;
-}
-EXPORT_SYMBOL_GPL(vhost_metamap_set_enabled);
-
-/* A new device's queues take the module parameter's default. */
-void vhost_metamap_dev_init(struct vhost_dev *dev)
-{
-	bool on = READ_ONCE(vhost_metamap_default);
-	int i;
-
-	for (i = 0; i < dev->nvqs; i++) {
-		mutex_lock(&dev->vqs[i]->mutex);
-		vhost_metamap_set_enabled(dev->vqs[i], on);
-		mutex_unlock(&dev->vqs[i]->mutex);
-	}
-}
-EXPORT_SYMBOL_GPL(vhost_metamap_dev_init);
 
 /* Bytes of a ring part, as vhost_vq_access_ok() sizes it. */
 static unsigned long vhost_metamap_part_len(struct vhost_virtqueue *vq, int p)
@@ -170,70 +193,220 @@ static unsigned long vhost_metamap_part_uaddr(struct vhost_virtqueue *vq, int p)
 	}
 }
 
-/* May this queue use the map at all?  vq->mutex. */
-static bool vhost_metamap_usable(struct vhost_virtqueue *vq)
+/*
+ * Whether the ring, as configured now, is the one the map was armed for,
+ * with nothing since that asks for uaccess: a device IOTLB (on the device,
+ * set before the queues learn of it, or on the queue), dirty logging (the
+ * used ring's, or VHOST_F_LOG_ALL, which arming refuses and so is never in
+ * map->features).  Checked on every access and section; vq->mutex.
+ */
+static bool vhost_metamap_current(const struct vhost_virtqueue *vq)
 {
-	return vq->metamap.enabled && vq->dev->mm && !vq->iotlb &&
-	       !vq->log_used && !vhost_has_feature(vq, VHOST_F_LOG_ALL) &&
-	       vq->desc && vq->avail && vq->used && !cpu_dcache_is_aliasing();
+	const struct vhost_metamap *map = &vq->metamap;
+	const struct vhost_metamap_range *r = map->range;
+
+	return map->armed && vq->num == map->num &&
+	       vq->acked_features == map->features &&
+	       (unsigned long)vq->desc == r[VHOST_METAMAP_DESC].uaddr &&
+	       (unsigned long)vq->avail == r[VHOST_METAMAP_AVAIL].uaddr &&
+	       (unsigned long)vq->used == r[VHOST_METAMAP_USED].uaddr &&
+	       !vq->iotlb && !READ_ONCE(vq->dev->iotlb) && !vq->log_used;
 }
 
-static bool vhost_metamap_stale(struct vhost_virtqueue *vq)
+/* May the map serve this queue's ring at all?  vq->mutex. */
+static bool vhost_metamap_wanted(struct vhost_virtqueue *vq)
 {
-	struct vhost_metamap *map = &vq->metamap;
-	int p;
+	return vq->metamap.enabled && vq->dev->mm && vq->desc && vq->avail &&
+	       vq->used && !vq->iotlb && !READ_ONCE(vq->dev->iotlb) &&
+	       !vq->log_used && !vhost_has_feature(vq, VHOST_F_LOG_ALL) &&
+	       !cpu_dcache_is_aliasing();
+}
 
-	if (map->num != vq->num || map->features != vq->acked_features)
-		return true;
-	for (p = 0; p < VHOST_METAMAP_NPARTS; p++)
-		if (!map->range[p].registered ||
-		    map->range[p].uaddr != vhost_metamap_part_uaddr(vq, p))
+/* vma_is_secretmem() is not exported; its file system's magic says it. */
+static bool vhost_metamap_vma_secret(struct vm_area_struct *vma)
+{
+	return vma->vm_file &&
+	       file_inode(vma->vm_file)->i_sb->s_magic == SECRETMEM_MAGIC;
+}
+
+/*
+ * Whether the map must leave a part to uaccess: memory GUP cannot or must
+ * not fault in (memfd_secret, VM_PFNMAP/VM_IO, userfaultfd ranges, whose
+ * faults belong to the owner's handler), a hole, or a mapping the owner
+ * cannot both read and write (PROT_NONE or read-only: uaccess reports
+ * what the guest did wrong there).  mmap_lock held.
+ */
+static bool vhost_metamap_refuse_range(struct mm_struct *mm,
+				       const struct vhost_metamap_range *r)
+{
+	unsigned long addr = r->uaddr & PAGE_MASK;
+	unsigned long end = r->uaddr + r->len;
+	struct vm_area_struct *vma;
+
+	mmap_assert_locked(mm);
+	if (untagged_addr_remote(mm, r->uaddr) != r->uaddr)
+		return true;	/* the notifier would never see the range */
+	while (addr < end) {
+		vma = find_vma(mm, addr);
+		if (!vma || vma->vm_start > addr)
 			return true;
+		if ((vma->vm_flags & (VM_READ | VM_WRITE)) !=
+		    (VM_READ | VM_WRITE) ||
+		    (vma->vm_flags & (VM_IO | VM_PFNMAP)) ||
+		    userfaultfd_armed(vma) || vhost_metamap_vma_secret(vma))
+			return true;
+		addr = vma->vm_end;
+	}
 	return false;
 }
 
-/* Register the three ranges for the ring as it is configured now. */
-static int vhost_metamap_arm(struct vhost_virtqueue *vq)
+static bool vhost_metamap_refuse(struct vhost_virtqueue *vq)
 {
 	struct vhost_metamap *map = &vq->metamap;
+	struct mm_struct *mm = vq->dev->mm;
+	bool refuse = false;
+	int p;
+
+	mmap_read_lock(mm);
+	for (p = 0; p < VHOST_METAMAP_NPARTS && !refuse; p++)
+		refuse = vhost_metamap_refuse_range(mm, &map->range[p]);
+	mmap_read_unlock(mm);
+	return refuse;
+}
+
+/*
+ * Register the three ranges for the ring as it is configured now, if the
+ * map may serve it.  Only from ioctl context (the ring ioctls, SET_FEATURES,
+ * SET_BACKEND through vhost_vq_init_access(), the admin plane), where the
+ * ring memory is checked once; a failure leaves the queue on uaccess until
+ * the next of those.  The map itself is built later, by the worker.
+ */
+static void vhost_metamap_arm(struct vhost_virtqueue *vq)
+{
+	struct vhost_metamap *map = &vq->metamap;
+	void *safe = vhost_metamap_safe_page();
+	unsigned int i;
 	int p, ret;
 
+	lockdep_assert_held(&vq->mutex);
+	if (!vhost_metamap_wanted(vq))
+		return;
 	for (p = 0; p < VHOST_METAMAP_NPARTS; p++) {
 		struct vhost_metamap_range *r = &map->range[p];
 
 		r->uaddr = vhost_metamap_part_uaddr(vq, p);
 		r->len = vhost_metamap_part_len(vq, p);
-		r->npages = PFN_UP(offset_in_page(r->uaddr) + r->len);
-		r->kaddr = kvcalloc(r->npages, sizeof(*r->kaddr),
-				    GFP_KERNEL_ACCOUNT);
+	}
+	/* The map serves only aligned descriptors: none crosses a page. */
+	if (!IS_ALIGNED(map->range[VHOST_METAMAP_DESC].uaddr,
+			VHOST_METAMAP_DESC_ALIGN) || vhost_metamap_refuse(vq)) {
+		vhost_metamap_stat_inc(&map->stats.refused);
+		return;
+	}
+	for (p = 0; p < VHOST_METAMAP_NPARTS; p++) {
+		struct vhost_metamap_range *r = &map->range[p];
+		unsigned int npages = PFN_UP(offset_in_page(r->uaddr) + r->len);
+
+		r->kaddr = kvmalloc_array(npages, sizeof(*r->kaddr),
+					  GFP_KERNEL_ACCOUNT);
 		if (!r->kaddr)
-			return -ENOMEM;
+			goto fail;
+		for (i = 0; i < npages; i++)
+			r->kaddr[i] = safe;
+		r->npages = npages;
+		/* Fails with -EINTR on a signal: nothing half-registered. */
 		ret = mmu_interval_notifier_insert(&r->notifier, vq->dev->mm,
 						   r->uaddr & PAGE_MASK,
-						   (unsigned long)r->npages << PAGE_SHIFT,
+						   (unsigned long)npages << PAGE_SHIFT,
 						   &vhost_metamap_ops);
 		if (ret)
-			return ret;
+			goto fail;
 		r->registered = true;
 	}
 	map->num = vq->num;
 	map->features = vq->acked_features;
-	return 0;
+	map->armed = true;
+	map->retry_at = jiffies;
+	return;
+fail:
+	vhost_metamap_stat_inc(&map->stats.remap_failures);
+	vhost_metamap_release(vq);
 }
 
-/* Fault a range in; the page references are the caller's to drop. */
+void vhost_metamap_drop_batch(struct vhost_virtqueue *vq)
+{
+	lockdep_assert_held(&vq->mutex);
+	vq->metamap.batch.n = 0;
+}
+EXPORT_SYMBOL_GPL(vhost_metamap_drop_batch);
+
+/*
+ * The ring's addresses, size, features or endianness may have changed:
+ * forget what was read ahead, and arm the map again unless it is armed for
+ * this very ring.  Sleeps; ioctl context, vq->mutex held.
+ */
+void vhost_metamap_config_changed(struct vhost_virtqueue *vq)
+{
+	struct vhost_metamap *map = &vq->metamap;
+
+	vhost_metamap_drop_batch(vq);
+	if (!map->enabled || (map->armed && vhost_metamap_current(vq)))
+		return;
+	vhost_metamap_release(vq);
+	vhost_metamap_arm(vq);
+}
+EXPORT_SYMBOL_GPL(vhost_metamap_config_changed);
+
+void vhost_metamap_set_enabled(struct vhost_virtqueue *vq, bool on)
+{
+	lockdep_assert_held(&vq->mutex);
+	vq->metamap.enabled = on;
+	if (on)
+		vhost_metamap_config_changed(vq);
+	else
+		vhost_metamap_release(vq);
+}
+EXPORT_SYMBOL_GPL(vhost_metamap_set_enabled);
+
+/* A new device's queues take the module parameter's default. */
+void vhost_metamap_dev_init(struct vhost_dev *dev)
+{
+	bool on = READ_ONCE(vhost_metamap_default);
+	int i;
+
+	for (i = 0; i < dev->nvqs; i++) {
+		mutex_lock(&dev->vqs[i]->mutex);
+		vhost_metamap_set_enabled(dev->vqs[i], on);
+		mutex_unlock(&dev->vqs[i]->mutex);
+	}
+}
+EXPORT_SYMBOL_GPL(vhost_metamap_dev_init);
+
+/*
+ * Fault a range in; the page references are the caller's to drop.  The
+ * VMAs are checked again first: a range registered with userfaultfd since
+ * the map was armed is left to uaccess, and GUP is told it may drop
+ * mmap_lock (@locked), as a fault that waits for a handler requires.
+ */
 static int vhost_metamap_fault(struct vhost_virtqueue *vq,
 			       struct vhost_metamap_range *r, bool write,
 			       struct page **pages, unsigned long *seq)
 {
 	struct mm_struct *mm = vq->dev->mm;
+	int locked = 1;
 	long got;
 
 	*seq = mmu_interval_read_begin(&r->notifier);
 	mmap_read_lock(mm);
+	if (vhost_metamap_refuse_range(mm, r)) {
+		mmap_read_unlock(mm);
+		vhost_metamap_stat_inc(&vq->metamap.stats.refused);
+		return -EPERM;
+	}
 	got = get_user_pages_remote(mm, r->uaddr & PAGE_MASK, r->npages,
-				    write ? FOLL_WRITE : 0, pages, NULL);
-	mmap_read_unlock(mm);
+				    write ? FOLL_WRITE : 0, pages, &locked);
+	if (locked)
+		mmap_read_unlock(mm);
 	if (got == r->npages)
 		return 0;
 	if (got > 0)
@@ -291,9 +464,9 @@ static int vhost_metamap_build(struct vhost_virtqueue *vq, struct page **pages)
 }
 
 /*
- * Make the map valid if the queue may use it; false if it stays invalid.
- * The slow path of vhost_metamap_begin(), kept out of line so that the fast
- * path, once per descriptor chain, needs no stack frame.
+ * Make the map of an armed queue valid again; false if it stays invalid.
+ * Only from vhost_metamap_get_head() and vhost_metamap_put_used(), which
+ * run where uaccess may fault; might_sleep() says so to the debug kernel.
  */
 static noinline bool vhost_metamap_refresh(struct vhost_virtqueue *vq)
 {
@@ -302,15 +475,10 @@ static noinline bool vhost_metamap_refresh(struct vhost_virtqueue *vq)
 	unsigned int total;
 	int ret;
 
+	might_sleep();
 	lockdep_assert_held(&vq->mutex);
-	if (!vhost_metamap_usable(vq) || time_before(jiffies, map->retry_at))
+	if (time_before(jiffies, map->retry_at))
 		return false;
-	if (vhost_metamap_stale(vq)) {
-		vhost_metamap_release(vq);
-		ret = vhost_metamap_arm(vq);
-		if (ret)
-			goto fail;
-	}
 	total = map->range[0].npages + map->range[1].npages +
 		map->range[2].npages;
 	pages = kvmalloc_array(total, sizeof(*pages), GFP_KERNEL);
@@ -325,213 +493,286 @@ static noinline bool vhost_metamap_refresh(struct vhost_virtqueue *vq)
 	vhost_metamap_stat_inc(&map->stats.remaps);
 	return true;
 fail:
-	vhost_metamap_stat_inc(&map->stats.remap_failures);
+	if (ret != -EPERM)	/* a refusal was counted as one */
+		vhost_metamap_stat_inc(&map->stats.remap_failures);
 	map->retry_at = jiffies + max(1UL, VHOST_METAMAP_RETRY_DELAY);
 	return false;
 }
 
 /*
- * Open a section: hold map->lock across the accesses of one batch (avail
- * index, heads, descriptors; or used entries and used index).  Builds the
- * map first if it is invalid.  Nothing in a section may fault or sleep; it
- * ends with vhost_metamap_end().
+ * Open a section: take map->lock if the queue may use the map and it is
+ * valid (rebuilt first if @refresh and it is not); false, counted as a
+ * fallback, if the caller must use uaccess.  The caller checked
+ * map->enabled.  What runs until spin_unlock(&map->lock) is loads and
+ * stores of ring memory.
  */
-void vhost_metamap_begin(struct vhost_virtqueue *vq)
+static bool vhost_metamap_section(struct vhost_virtqueue *vq, bool refresh)
 {
 	struct vhost_metamap *map = &vq->metamap;
 
-	if (!map->enabled)
-		return;
 	lockdep_assert_held(&vq->mutex);
-	if (unlikely(!READ_ONCE(map->valid)) && !vhost_metamap_refresh(vq))
-		return;
+	if (!vhost_metamap_current(vq))
+		goto fallback;
+	if (unlikely(!READ_ONCE(map->valid)) &&
+	    (!refresh || !vhost_metamap_refresh(vq)))
+		goto fallback;
 	spin_lock(&map->lock);
 	if (likely(map->valid)) {
-		map->held = true;
 		vhost_metamap_stat_inc(&map->stats.sections);
-		return;
+		return true;
 	}
 	spin_unlock(&map->lock);
+fallback:
+	vhost_metamap_stat_inc(&map->stats.fallback);
+	return false;
 }
-EXPORT_SYMBOL_GPL(vhost_metamap_begin);
 
 /*
- * The head accessor missed the batch inside a section: read the heads the
- * driver has published from avail index idx on, up to VHOST_METAMAP_BATCH,
- * and the descriptor of each head that is a whole chain, so that the next
- * chains need no section.  Answers the head at idx; false if the map cannot
- * serve even that one.  The avail index was read before, with the barrier
- * that orders these reads after it.
+ * Kernel address of [uaddr, uaddr + size) in part p, or NULL when that is
+ * outside the part or crosses a page.  uaddr derives from guest-controlled
+ * indices and this path has no uaccess speculation barrier, so the page
+ * index is clamped with array_index_nospec().  map->lock held.
  */
-bool vhost_metamap_fill(struct vhost_virtqueue *vq, u16 idx, __virtio16 *head)
+static void *vhost_metamap_kaddr(const struct vhost_metamap *map, int p,
+				 unsigned long uaddr, size_t size)
+{
+	const struct vhost_metamap_range *r = &map->range[p];
+	unsigned long off = uaddr - r->uaddr;	/* wraps if uaddr < r->uaddr */
+	unsigned long pg;
+
+	if (unlikely(size > r->len || off > r->len - size))
+		return NULL;
+	off += offset_in_page(r->uaddr);
+	if (unlikely(offset_in_page(off) + size > PAGE_SIZE))
+		return NULL;
+	pg = array_index_nospec(off >> PAGE_SHIFT, (unsigned long)r->npages);
+	return r->kaddr[pg] + offset_in_page(off);
+}
+
+/*
+ * Read ring memory inside a section.  Guest memory may hold an
+ * uncorrectable error that uaccess would survive (its fixups are
+ * machine-check safe): copy_mc_to_kernel() makes this read survive it too.
+ * A poisoned read makes the map invalid, and the caller falls back to
+ * uaccess, which sees what it would have seen without the map.
+ */
+static bool vhost_metamap_read(struct vhost_metamap *map, void *dst,
+			       const void *src, size_t len)
+{
+	if (likely(!copy_mc_to_kernel(dst, src, len)))
+		return true;
+	__vhost_metamap_invalidate(map);
+	return false;
+}
+
+/* End a section; done: the access was made through the map. */
+static void vhost_metamap_section_end(struct vhost_metamap *map, bool done)
+{
+	spin_unlock(&map->lock);
+	vhost_metamap_stat_inc(done ? &map->stats.fast : &map->stats.fallback);
+}
+
+bool vhost_metamap_get16(struct vhost_virtqueue *vq, unsigned int p,
+			 const void __user *uaddr, __virtio16 *val)
 {
 	struct vhost_metamap *map = &vq->metamap;
+	const __virtio16 *k;
+	bool done;
+
+	if (!map->enabled || !vhost_metamap_section(vq, false))
+		return false;
+	k = vhost_metamap_kaddr(map, p, (unsigned long)uaddr, sizeof(*val));
+	done = k && vhost_metamap_read(map, val, k, sizeof(*val));
+	vhost_metamap_section_end(map, done);
+	return done;
+}
+EXPORT_SYMBOL_GPL(vhost_metamap_get16);
+
+bool vhost_metamap_put16(struct vhost_virtqueue *vq, void __user *uaddr,
+			 __virtio16 val)
+{
+	struct vhost_metamap *map = &vq->metamap;
+	__virtio16 *k;
+
+	if (!map->enabled || !vhost_metamap_section(vq, false))
+		return false;
+	k = vhost_metamap_kaddr(map, VHOST_METAMAP_USED, (unsigned long)uaddr,
+				sizeof(val));
+	if (k)
+		WRITE_ONCE(*k, val);
+	vhost_metamap_section_end(map, k);
+	return k;
+}
+EXPORT_SYMBOL_GPL(vhost_metamap_put16);
+
+bool vhost_metamap_get_desc(struct vhost_virtqueue *vq, struct vring_desc *d,
+			    const struct vring_desc __user *uaddr)
+{
+	struct vhost_metamap *map = &vq->metamap;
+	const struct vring_desc *k;
+	bool done;
+
+	if (!map->enabled || !vhost_metamap_section(vq, false))
+		return false;
+	k = vhost_metamap_kaddr(map, VHOST_METAMAP_DESC, (unsigned long)uaddr,
+				sizeof(*d));
+	done = k && vhost_metamap_read(map, d, k, sizeof(*d));
+	vhost_metamap_section_end(map, done);
+	return done;
+}
+EXPORT_SYMBOL_GPL(vhost_metamap_get_desc);
+
+/*
+ * Inside a section: read the heads the driver has published from avail
+ * index idx on (at most VHOST_METAMAP_BATCH, never more than the ring
+ * holds, none at or past vq->avail_idx), and the descriptor of each head
+ * that is a whole chain, so that the next chains need no section.  Every
+ * index is bounded by map->num, the size the ranges were registered for.
+ * The avail index was read before, with the barrier that orders these
+ * reads after it.  Returns the number of heads read.
+ */
+static unsigned int vhost_metamap_fill(struct vhost_virtqueue *vq, u16 idx)
+{
+	struct vhost_metamap *map = &vq->metamap;
+	const struct vhost_metamap_range *ar = &map->range[VHOST_METAMAP_AVAIL];
 	const struct vhost_metamap_range *dr = &map->range[VHOST_METAMAP_DESC];
 	unsigned long doff = offset_in_page(dr->uaddr), off, uaddr;
 	__virtio16 whole = cpu_to_vhost16(vq, VRING_DESC_F_NEXT |
 					      VRING_DESC_F_INDIRECT);
 	struct vhost_metamap_batch *b = &map->batch;
-	unsigned int num = vq->num, n, k, run, slot, i, reads;
+	unsigned int num = map->num, n, k, run, slot, i, reads;
 	const struct vring_desc *d;
 	const __virtio16 *h;
 
-	lockdep_assert_held(&vq->mutex);
 	lockdep_assert_held(&map->lock);
-	b->idx = idx;
-	n = min_t(u16, vq->avail_idx - idx, VHOST_METAMAP_BATCH);
+	n = min3((unsigned int)(u16)(vq->avail_idx - idx),
+		 (unsigned int)VHOST_METAMAP_BATCH, num);
 	/* The heads: one copy per run up to a page boundary or the wrap. */
 	for (k = 0; k < n; k += run) {
 		slot = (u16)(idx + k) & (num - 1);
-		uaddr = (unsigned long)&vq->avail->ring[slot];
+		uaddr = ar->uaddr + offsetof(struct vring_avail, ring) +
+			slot * sizeof(*h);
 		run = min3(n - k, num - slot, (unsigned int)
 			   (PAGE_SIZE - offset_in_page(uaddr)) / sizeof(*h));
-		h = __vhost_metamap_kaddr(map, VHOST_METAMAP_AVAIL, uaddr,
-					  run * sizeof(*h));
-		if (!h)
+		h = vhost_metamap_kaddr(map, VHOST_METAMAP_AVAIL, uaddr,
+					run * sizeof(*h));
+		if (!h || !vhost_metamap_read(map, &b->head[k], h,
+					      run * sizeof(*h)))
 			break;
-		memcpy(&b->head[k], h, run * sizeof(*h));
 	}
 	n = k;
 	reads = n;
 	/*
-	 * Their descriptors.  i < num keeps d inside the table's pages, whose
-	 * kaddr[] covers offset_in_page(table) + num descriptors; a
-	 * descriptor that crosses a page (the table need not be aligned) is
-	 * left to the section accessors.
+	 * Their descriptors.  The table is aligned (arming refuses it
+	 * otherwise), so a descriptor never crosses a page, and i < num
+	 * keeps it inside the pages kaddr[] covers.
 	 */
-	for (k = 0; k < n; k++) {
+	for (k = 0; k < n && map->valid; k++) {
 		b->didx[k] = VHOST_METAMAP_NO_DESC;
 		i = vhost16_to_cpu(vq, b->head[k]);
 		if (unlikely(i >= num))
 			continue;	/* vhost_get_vq_desc() says what is wrong */
 		off = doff + array_index_nospec(i, num) * sizeof(*d);
-		if (unlikely(offset_in_page(off) > PAGE_SIZE - sizeof(*d)))
-			continue;
 		d = dr->kaddr[off >> PAGE_SHIFT] + offset_in_page(off);
-		b->desc[k] = *d;
+		if (!vhost_metamap_read(map, &b->desc[k], d, sizeof(*d)))
+			break;
 		reads++;
 		if (!(b->desc[k].flags & whole))
 			b->didx[k] = i;
 	}
-	b->n = n;
-	WRITE_ONCE(map->stats.fast, map->stats.fast + reads);
-	if (!n)
+	/* A poisoned descriptor: keep only what was read before it. */
+	b->n = map->valid ? n : 0;
+	b->idx = idx;
+	b->is_le = vq->is_le;
+	vhost_metamap_stat_add(&map->stats.fast, reads);
+	return b->n;
+}
+
+/*
+ * The head at avail index idx: from the batch, or, on a miss, from a new
+ * batch read from idx on.  A miss empties the batch first, so that a head
+ * read through uaccess (the map could not be used) is never followed by
+ * an entry read ahead before it, in this lap or 65536 chains ago.
+ */
+bool vhost_metamap_get_head(struct vhost_virtqueue *vq, u16 idx,
+			    __virtio16 *head)
+{
+	struct vhost_metamap *map = &vq->metamap;
+	struct vhost_metamap_batch *b = &map->batch;
+	u16 k = idx - b->idx;
+
+	if (!map->enabled)
 		return false;
+	if (k < b->n && k < (u16)(vq->avail_idx - b->idx) &&
+	    b->is_le == vq->is_le && vhost_metamap_current(vq)) {
+		*head = b->head[array_index_nospec(k, b->n)];
+		return true;
+	}
+	b->n = 0;
+	if (!vhost_metamap_section(vq, true))
+		return false;
+	vhost_metamap_fill(vq, idx);
+	spin_unlock(&map->lock);
+	if (!b->n) {
+		vhost_metamap_stat_inc(&map->stats.fallback);
+		return false;
+	}
 	*head = b->head[0];
 	return true;
 }
-EXPORT_SYMBOL_GPL(vhost_metamap_fill);
-
-/* Take map->lock for one access unless a section holds it; false: no map. */
-static bool vhost_metamap_lock(struct vhost_metamap *map)
-{
-	if (map->held)
-		return true;
-	if (!READ_ONCE(map->valid))
-		goto fallback;
-	spin_lock(&map->lock);
-	if (likely(map->valid))
-		return true;
-	spin_unlock(&map->lock);
-fallback:
-	if (map->enabled)
-		vhost_metamap_stat_inc(&map->stats.fallback);
-	return false;
-}
+EXPORT_SYMBOL_GPL(vhost_metamap_get_head);
 
 /*
- * After one access: a failed one (outside the part, or crossing a page) makes
- * the caller fall back to uaccess, which may fault, so it also ends the
- * section; the rest of the batch takes the lock per access.
+ * The chain at vq->last_avail_idx if it is in the batch whole (one
+ * descriptor, neither NEXT nor INDIRECT): its head, with d pointing at the
+ * descriptor, or -1.  vhost_get_vq_desc() then needs no ring access.
  */
-static void vhost_metamap_unlock(struct vhost_metamap *map, bool done)
+int vhost_metamap_next(struct vhost_virtqueue *vq, const struct vring_desc **d)
 {
-	vhost_metamap_stat_inc(done ? &map->stats.fast : &map->stats.fallback);
-	if (!map->held || !done) {
-		map->held = false;
-		spin_unlock(&map->lock);
-	}
+	struct vhost_metamap *map = &vq->metamap;
+	const struct vhost_metamap_batch *b = &map->batch;
+	u16 k = vq->last_avail_idx - b->idx;
+
+	if (k >= b->n || k >= (u16)(vq->avail_idx - b->idx) ||
+	    b->is_le != vq->is_le || !vhost_metamap_current(vq))
+		return -1;
+	k = array_index_nospec(k, b->n);
+	if (b->didx[k] == VHOST_METAMAP_NO_DESC)
+		return -1;
+	vhost_metamap_stat_inc(&map->stats.batched);
+	*d = &b->desc[k];
+	return b->didx[k];
 }
-
-/*
- * The out-of-line halves of the accessors in metamap.h: an access outside
- * a section takes map->lock for itself; one the map cannot serve (outside
- * the part, across a page) ends the section and is counted as a fallback.
- */
-bool __vhost_metamap_get16(struct vhost_metamap *map, unsigned int p,
-			   const void __user *uaddr, __virtio16 *val)
-{
-	__virtio16 *k;
-
-	if (!vhost_metamap_lock(map))
-		return false;
-	k = __vhost_metamap_kaddr(map, p, (unsigned long)uaddr, sizeof(*val));
-	if (k)
-		*val = READ_ONCE(*k);
-	vhost_metamap_unlock(map, k);
-	return k;
-}
-EXPORT_SYMBOL_GPL(__vhost_metamap_get16);
-
-bool __vhost_metamap_put16(struct vhost_metamap *map, void __user *uaddr,
-			   __virtio16 val)
-{
-	__virtio16 *k;
-
-	if (!vhost_metamap_lock(map))
-		return false;
-	k = __vhost_metamap_kaddr(map, VHOST_METAMAP_USED,
-				  (unsigned long)uaddr, sizeof(val));
-	if (k)
-		WRITE_ONCE(*k, val);
-	vhost_metamap_unlock(map, k);
-	return k;
-}
-EXPORT_SYMBOL_GPL(__vhost_metamap_put16);
-
-bool __vhost_metamap_get_desc(struct vhost_metamap *map, struct vring_desc *d,
-			      const struct vring_desc __user *uaddr)
-{
-	struct vring_desc *k;
-
-	if (!vhost_metamap_lock(map))
-		return false;
-	k = __vhost_metamap_kaddr(map, VHOST_METAMAP_DESC,
-				  (unsigned long)uaddr, sizeof(*d));
-	if (k)
-		*d = *k;
-	vhost_metamap_unlock(map, k);
-	return k;
-}
-EXPORT_SYMBOL_GPL(__vhost_metamap_get_desc);
+EXPORT_SYMBOL_GPL(vhost_metamap_next);
 
 /*
  * Write count used entries from u on, as copy_to_user() would: one copy per
  * page the entries span (an 8-byte entry, 4-byte aligned, may straddle two).
  * The guest reads none of them before the used idx that follows.
  */
-bool vhost_metamap_put_used(struct vhost_metamap *map,
+bool vhost_metamap_put_used(struct vhost_virtqueue *vq,
 			    const struct vring_used_elem *heads,
 			    struct vring_used_elem __user *u,
 			    unsigned int count)
 {
+	struct vhost_metamap *map = &vq->metamap;
 	unsigned long uaddr = (unsigned long)u;
 	size_t left = count * sizeof(*heads);
 	const void *src = heads;
 	size_t chunk;
 	void *k;
 
-	if (!map->enabled || !vhost_metamap_lock(map))
+	if (!map->enabled || !vhost_metamap_section(vq, true))
 		return false;
 	for (; left; left -= chunk, uaddr += chunk, src += chunk) {
 		chunk = min_t(size_t, left, PAGE_SIZE - offset_in_page(uaddr));
-		k = __vhost_metamap_kaddr(map, VHOST_METAMAP_USED, uaddr, chunk);
+		k = vhost_metamap_kaddr(map, VHOST_METAMAP_USED, uaddr, chunk);
 		if (!k)
 			break;
 		memcpy(k, src, chunk);
 	}
 	/* Entries written before a failure are rewritten by uaccess. */
-	vhost_metamap_unlock(map, !left);
+	vhost_metamap_section_end(map, !left);
 	return !left;
 }
 EXPORT_SYMBOL_GPL(vhost_metamap_put_used);
@@ -541,14 +782,15 @@ void vhost_metamap_show_fdinfo(struct seq_file *m, struct vhost_virtqueue *vq,
 {
 	struct vhost_metamap *map = &vq->metamap;
 
-	seq_printf(m, "vq%u-metamap:\tenabled=%d valid=%d fast=%llu fallback=%llu invalidations=%llu remaps=%llu remap_failures=%llu sections=%llu batched=%llu\n",
+	seq_printf(m, "vq%u-metamap:\tenabled=%d valid=%d fast=%llu fallback=%llu invalidations=%llu remaps=%llu remap_failures=%llu sections=%llu batched=%llu refused=%llu\n",
 		   index, READ_ONCE(map->enabled), READ_ONCE(map->valid),
 		   READ_ONCE(map->stats.fast), READ_ONCE(map->stats.fallback),
 		   READ_ONCE(map->stats.invalidations),
 		   READ_ONCE(map->stats.remaps),
 		   READ_ONCE(map->stats.remap_failures),
 		   READ_ONCE(map->stats.sections),
-		   READ_ONCE(map->stats.batched));
+		   READ_ONCE(map->stats.batched),
+		   READ_ONCE(map->stats.refused));
 }
 EXPORT_SYMBOL_GPL(vhost_metamap_show_fdinfo);
 
