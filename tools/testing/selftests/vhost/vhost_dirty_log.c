@@ -729,7 +729,7 @@ static void traffic_while_invalidating(struct __test_metadata *_metadata,
 			  .batch = batch, .seq = 1000 };
 	struct job rx = tx;
 	static const char * const pkts[2] = { "rx_packets", "tx_packets" };
-	struct metamap_stats before[2];
+	struct metamap_stats before[2], storm[2];
 	uint64_t p0[2], p1[2];
 	char why[VNET_WHY_LEN];
 	pthread_t tt, tr, ti;
@@ -753,7 +753,14 @@ static void traffic_while_invalidating(struct __test_metadata *_metadata,
 	ASSERT_EQ(0, tx.ret) TH_LOG("tx: %s", tx.why);
 	ASSERT_EQ(0, rx.ret) TH_LOG("rx: %s", rx.why);
 	ASSERT_LT(0, v.events);
-	/* A quiet round: the map is rebuilt after the last invalidation. */
+	/*
+	 * A quiet round: the map serves it again.  (Whether it is valid at
+	 * the very end depends on the driver's last writes to ring pages
+	 * a fork write-protected: the map is only rebuilt by the next
+	 * read-ahead or used-ring write.)
+	 */
+	for (q = 0; q < 2; q++)
+		ASSERT_EQ(0, vnet_metamap_stats(&self->n, q, &storm[q]));
 	ASSERT_EQ(0, traffic(&self->n, 64, 64, 50000, why)) TH_LOG("%s", why);
 
 	for (q = 0; q < 2; q++) {
@@ -770,8 +777,10 @@ static void traffic_while_invalidating(struct __test_metadata *_metadata,
 			EXPECT_LE(before[q].invalidations + v.events,
 				  s->invalidations);
 			EXPECT_LT(before[q].remaps, s->remaps);
-			EXPECT_LT(before[q].fast, s->fast);
-			EXPECT_EQ(1, s->valid);
+			EXPECT_LT(before[q].fast, storm[q].fast);
+			EXPECT_LT(storm[q].fast, s->fast)
+				TH_LOG("vq%d: the map served nothing after the storm",
+				       q);
 		} else {
 			EXPECT_EQ(0, s->fast);
 			EXPECT_EQ(0, s->remaps);
@@ -786,8 +795,9 @@ static void traffic_while_invalidating(struct __test_metadata *_metadata,
  * pages are invalidated: the poll loop reads the avail index of both queues
  * through the map, so invalidations hit the map while a queue polls.
  * Traffic stays byte-exact, both queues really polled (the admin plane's
- * busypoll_loops), the map saw every invalidation and is valid again
- * after, and nothing sleeps in the poll (the debug kernel would splat).
+ * busypoll_loops), the map saw every invalidation and serves traffic
+ * again after, and nothing sleeps in the poll (the debug kernel would
+ * splat).
  */
 TEST_F_TIMEOUT(inval, busy_poll_while_invalidating, 120)
 {
