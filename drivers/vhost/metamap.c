@@ -116,6 +116,7 @@ static bool vhost_metamap_invalidate(struct mmu_interval_notifier *mni,
 	spin_lock(&map->lock);
 	mmu_interval_set_seq(mni, cur_seq);
 	__vhost_metamap_invalidate(map);
+	WRITE_ONCE(map->quarantined, false);
 	vhost_metamap_stat_inc(&map->stats.invalidations);
 	spin_unlock(&map->lock);
 	return true;
@@ -244,6 +245,8 @@ static bool vhost_metamap_refuse_range(struct mm_struct *mm,
 	struct vm_area_struct *vma;
 
 	mmap_assert_locked(mm);
+	if (end < r->uaddr)
+		return true;	/* wraps */
 	if (untagged_addr_remote(mm, r->uaddr) != r->uaddr)
 		return true;	/* the notifier would never see the range */
 	while (addr < end) {
@@ -291,6 +294,13 @@ static void vhost_metamap_arm(struct vhost_virtqueue *vq)
 	lockdep_assert_held(&vq->mutex);
 	if (!vhost_metamap_wanted(vq))
 		return;
+	/*
+	 * vhost-net holds a user reference on the owner's mm, but a device
+	 * that only grabs it must not register a notifier on an mm whose
+	 * users are gone (mmu_notifier_register() BUGs on that).
+	 */
+	if (!mmget_not_zero(vq->dev->mm))
+		return;
 	for (p = 0; p < VHOST_METAMAP_NPARTS; p++) {
 		struct vhost_metamap_range *r = &map->range[p];
 
@@ -301,7 +311,7 @@ static void vhost_metamap_arm(struct vhost_virtqueue *vq)
 	if (!IS_ALIGNED(map->range[VHOST_METAMAP_DESC].uaddr,
 			VHOST_METAMAP_DESC_ALIGN) || vhost_metamap_refuse(vq)) {
 		vhost_metamap_stat_inc(&map->stats.refused);
-		return;
+		goto out;
 	}
 	for (p = 0; p < VHOST_METAMAP_NPARTS; p++) {
 		struct vhost_metamap_range *r = &map->range[p];
@@ -327,10 +337,13 @@ static void vhost_metamap_arm(struct vhost_virtqueue *vq)
 	map->features = vq->acked_features;
 	map->armed = true;
 	map->retry_at = jiffies;
-	return;
+	map->quarantined = false;
+	goto out;
 fail:
 	vhost_metamap_stat_inc(&map->stats.remap_failures);
 	vhost_metamap_release(vq);
+out:
+	mmput(vq->dev->mm);
 }
 
 void vhost_metamap_drop_batch(struct vhost_virtqueue *vq)
@@ -477,7 +490,7 @@ static noinline bool vhost_metamap_refresh(struct vhost_virtqueue *vq)
 
 	might_sleep();
 	lockdep_assert_held(&vq->mutex);
-	if (time_before(jiffies, map->retry_at))
+	if (time_before(jiffies, map->retry_at) || READ_ONCE(map->quarantined))
 		return false;
 	total = map->range[0].npages + map->range[1].npages +
 		map->range[2].npages;
@@ -531,7 +544,8 @@ fallback:
  * Kernel address of [uaddr, uaddr + size) in part p, or NULL when that is
  * outside the part or crosses a page.  uaddr derives from guest-controlled
  * indices and this path has no uaccess speculation barrier, so the page
- * index is clamped with array_index_nospec().  map->lock held.
+ * index and the offset in the page are clamped with array_index_nospec().
+ * map->lock held.
  */
 static void *vhost_metamap_kaddr(const struct vhost_metamap *map, int p,
 				 unsigned long uaddr, size_t size)
@@ -546,23 +560,47 @@ static void *vhost_metamap_kaddr(const struct vhost_metamap *map, int p,
 	if (unlikely(offset_in_page(off) + size > PAGE_SIZE))
 		return NULL;
 	pg = array_index_nospec(off >> PAGE_SHIFT, (unsigned long)r->npages);
-	return r->kaddr[pg] + offset_in_page(off);
+	/* Nor may a mispredicted page-crossing check reach the next page. */
+	off = array_index_nospec(offset_in_page(off), PAGE_SIZE - size + 1);
+	return r->kaddr[pg] + off;
 }
 
 /*
  * Read ring memory inside a section.  Guest memory may hold an
  * uncorrectable error that uaccess would survive (its fixups are
  * machine-check safe): copy_mc_to_kernel() makes this read survive it too.
- * A poisoned read makes the map invalid, and the caller falls back to
- * uaccess, which sees what it would have seen without the map.
+ * A poisoned read makes the map invalid and quarantines it; the caller
+ * falls back to uaccess, which sees what it would have seen without the
+ * map, and vhost_metamap_report_poison() has the page handled once the
+ * section is over.  Only heads and descriptors the driver has published
+ * are read this way: they do not change, so the byte copy cannot tear.
  */
 static bool vhost_metamap_read(struct vhost_metamap *map, void *dst,
 			       const void *src, size_t len)
 {
-	if (likely(!copy_mc_to_kernel(dst, src, len)))
+	unsigned long left = copy_mc_to_kernel(dst, src, len);
+
+	if (likely(!left))
 		return true;
+	map->poison_pfn = page_to_pfn(virt_to_page(src + len - left));
+	WRITE_ONCE(map->quarantined, true);
 	__vhost_metamap_invalidate(map);
 	return false;
+}
+
+/*
+ * After a section whose read hit poison: queue the page for
+ * memory_failure() (which takes locks, so not in the section), which
+ * unmaps it from the owner.  The map stays quarantined, not rebuilt on
+ * the poisoned page, until that unmap (or any invalidation) reaches the
+ * callback.  vq->mutex.
+ */
+static void vhost_metamap_report_poison(struct vhost_metamap *map)
+{
+	if (likely(!map->poison_pfn))
+		return;
+	memory_failure_queue(map->poison_pfn, 0);
+	map->poison_pfn = 0;
 }
 
 /* End a section; done: the access was made through the map. */
@@ -571,22 +609,6 @@ static void vhost_metamap_section_end(struct vhost_metamap *map, bool done)
 	spin_unlock(&map->lock);
 	vhost_metamap_stat_inc(done ? &map->stats.fast : &map->stats.fallback);
 }
-
-bool vhost_metamap_get16(struct vhost_virtqueue *vq, unsigned int p,
-			 const void __user *uaddr, __virtio16 *val)
-{
-	struct vhost_metamap *map = &vq->metamap;
-	const __virtio16 *k;
-	bool done;
-
-	if (!map->enabled || !vhost_metamap_section(vq, false))
-		return false;
-	k = vhost_metamap_kaddr(map, p, (unsigned long)uaddr, sizeof(*val));
-	done = k && vhost_metamap_read(map, val, k, sizeof(*val));
-	vhost_metamap_section_end(map, done);
-	return done;
-}
-EXPORT_SYMBOL_GPL(vhost_metamap_get16);
 
 bool vhost_metamap_put16(struct vhost_virtqueue *vq, void __user *uaddr,
 			 __virtio16 val)
@@ -618,6 +640,7 @@ bool vhost_metamap_get_desc(struct vhost_virtqueue *vq, struct vring_desc *d,
 				sizeof(*d));
 	done = k && vhost_metamap_read(map, d, k, sizeof(*d));
 	vhost_metamap_section_end(map, done);
+	vhost_metamap_report_poison(map);
 	return done;
 }
 EXPORT_SYMBOL_GPL(vhost_metamap_get_desc);
@@ -713,6 +736,7 @@ bool vhost_metamap_get_head(struct vhost_virtqueue *vq, u16 idx,
 		return false;
 	vhost_metamap_fill(vq, idx);
 	spin_unlock(&map->lock);
+	vhost_metamap_report_poison(map);
 	if (!b->n) {
 		vhost_metamap_stat_inc(&map->stats.fallback);
 		return false;

@@ -90,6 +90,11 @@ struct vhost_metamap_batch {
  * @valid: the kaddr[] of every range map the ring; written under @lock,
  *	peeked at with READ_ONCE() to skip the lock when there is no map.
  *	While false, every kaddr[] entry points at the safe page.
+ * @quarantined: a read hit poison; the map is not rebuilt before the
+ *	callback has seen an invalidation (the poisoned page unmapped).
+ *	Set under @lock by the reader, cleared under @lock by the callback.
+ * @poison_pfn: the page to hand to memory_failure() after the section
+ *	that found it; vq->mutex.
  * @enabled: the fast path may be used on this queue; vq->mutex.
  * @armed: the notifiers are registered for the ring described by @num,
  *	@features and the ranges; vq->mutex.  Only ioctl context arms.
@@ -105,6 +110,8 @@ struct vhost_metamap_batch {
 struct vhost_metamap {
 	spinlock_t lock;	/* vs. the invalidate callback, see above */
 	bool valid;
+	bool quarantined;
+	unsigned long poison_pfn;
 	bool enabled;
 	bool armed;
 	unsigned long retry_at;
@@ -126,13 +133,13 @@ void vhost_metamap_set_enabled(struct vhost_virtqueue *vq, bool on);
 
 /*
  * The accessors: each answers true when it did the access through the map,
- * false when the caller must use uaccess.  vq->mutex held.  The 16-bit and
- * descriptor accessors never sleep (vhost-net's busy poll calls them with
- * preemption off); vhost_metamap_get_head() and vhost_metamap_put_used()
- * may sleep to rebuild an invalid map.
+ * false when the caller must use uaccess.  vq->mutex held.  The 16-bit
+ * store and the descriptor accessor never sleep; vhost_metamap_get_head()
+ * and vhost_metamap_put_used() may sleep to rebuild an invalid map.  The
+ * 16-bit loads (indices, flags, event words) stay with uaccess: a single
+ * load that cannot tear, and machine-check safe, which no kernel load
+ * through the map can be both of.
  */
-bool vhost_metamap_get16(struct vhost_virtqueue *vq, unsigned int p,
-			 const void __user *uaddr, __virtio16 *val);
 bool vhost_metamap_put16(struct vhost_virtqueue *vq, void __user *uaddr,
 			 __virtio16 val);
 bool vhost_metamap_get_desc(struct vhost_virtqueue *vq, struct vring_desc *d,
@@ -157,14 +164,6 @@ static inline void vhost_metamap_config_changed(struct vhost_virtqueue *vq) {}
 static inline void vhost_metamap_drop_batch(struct vhost_virtqueue *vq) {}
 static inline void vhost_metamap_set_enabled(struct vhost_virtqueue *vq,
 					     bool on) {}
-
-static inline bool vhost_metamap_get16(struct vhost_virtqueue *vq,
-				       unsigned int p,
-				       const void __user *uaddr,
-				       __virtio16 *val)
-{
-	return false;
-}
 
 static inline bool vhost_metamap_put16(struct vhost_virtqueue *vq,
 				       void __user *uaddr, __virtio16 val)
