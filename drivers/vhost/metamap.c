@@ -712,6 +712,22 @@ static unsigned int vhost_metamap_fill(struct vhost_virtqueue *vq, u16 idx)
 }
 
 /*
+ * Entry k of the batch, if it may be served: below vq->avail_idx, read
+ * with the ring as it is now.  A driver that took entries back (lowered
+ * its avail index) loses those read ahead beyond it for good, so that
+ * what it publishes there again is read again.
+ */
+static bool vhost_metamap_batched(struct vhost_virtqueue *vq, u16 k)
+{
+	struct vhost_metamap_batch *b = &vq->metamap.batch;
+	u16 published = vq->avail_idx - b->idx;
+
+	if (published < b->n)
+		b->n = published;
+	return k < b->n && b->is_le == vq->is_le && vhost_metamap_current(vq);
+}
+
+/*
  * The head at avail index idx: from the batch, or, on a miss, from a new
  * batch read from idx on.  A miss empties the batch first, so that a head
  * read through uaccess (the map could not be used) is never followed by
@@ -726,8 +742,7 @@ bool vhost_metamap_get_head(struct vhost_virtqueue *vq, u16 idx,
 
 	if (!map->enabled)
 		return false;
-	if (k < b->n && k < (u16)(vq->avail_idx - b->idx) &&
-	    b->is_le == vq->is_le && vhost_metamap_current(vq)) {
+	if (vhost_metamap_batched(vq, k)) {
 		*head = b->head[array_index_nospec(k, b->n)];
 		return true;
 	}
@@ -757,8 +772,7 @@ int vhost_metamap_next(struct vhost_virtqueue *vq, const struct vring_desc **d)
 	const struct vhost_metamap_batch *b = &map->batch;
 	u16 k = vq->last_avail_idx - b->idx;
 
-	if (k >= b->n || k >= (u16)(vq->avail_idx - b->idx) ||
-	    b->is_le != vq->is_le || !vhost_metamap_current(vq))
+	if (!vhost_metamap_batched(vq, k))
 		return -1;
 	k = array_index_nospec(k, b->n);
 	if (b->didx[k] == VHOST_METAMAP_NO_DESC)
