@@ -2,8 +2,9 @@
 /*
  * vhost-net under what a hypervisor does to a running device: dirty logging
  * for live migration switched on and off while traffic flows, and busy
- * polling while ring pages are invalidated.  (6.12's vhost-net does not
- * take VHOST_NEW_WORKER, so its TX and RX always share a worker.)  Each
+ * polling while ring pages are invalidated, and two devices of one process
+ * (a worker each) invalidated by the same mm events.  (6.12's vhost-net does
+ * not take VHOST_NEW_WORKER, so a device's TX and RX share a worker.)  Each
  * test runs with the metadata direct map on and off (variants map_on and
  * map_off); both must carry the same packets, byte for byte, and log the
  * same pages.
@@ -581,7 +582,7 @@ TEST_F_TIMEOUT(dirty_log, same_bitmap_map_on_and_off, 120)
 	EXPECT_EQ(0, memcmp(&a, &b, sizeof(a)));
 }
 
-/* ---- invalidations under busy polling and separate workers ------------ */
+/* ---- invalidations under busy polling ----------------------------------- */
 
 FIXTURE(inval) {
 	struct vnet n;
@@ -821,6 +822,158 @@ TEST_F_TIMEOUT(inval, busy_poll_while_invalidating, 120)
 		TH_LOG("vq%d: %" PRIu64 " busy-poll loops", q,
 		       loops1[q] - loops0[q]);
 		EXPECT_LT(loops0[q], loops1[q]) TH_LOG("vq%d never polled", q);
+	}
+}
+
+/* ---- two devices of one process, two workers, one mm ------------------ */
+
+/*
+ * 6.12's vhost-net does not take VHOST_NEW_WORKER: a device's TX and RX
+ * queues share its worker.  Two devices of one process have a worker each
+ * on the same mm, which is what separate workers would give the map: one
+ * mm event runs the notifier of queues two workers are using at that
+ * moment.  Their rings are in one mapping, so every event invalidates all
+ * four queues.
+ */
+#define WORKERS 2
+
+FIXTURE(workers) {
+	struct vnet n[WORKERS];
+	void *rings;
+	size_t rings_len;
+	int old_default;
+};
+
+FIXTURE_VARIANT(workers) {
+	bool map;
+};
+
+FIXTURE_VARIANT_ADD(workers, map_on) {
+	.map = true,
+};
+
+FIXTURE_VARIANT_ADD(workers, map_off) {
+	.map = false,
+};
+
+FIXTURE_SETUP(workers)
+{
+	size_t one = vnet_rings_size(NUM);
+	int d, r;
+
+	for (d = 0; d < WORKERS; d++)
+		self->n[d].vhost_fd = self->n[d].tap_fd =
+			self->n[d].sock_fd = -1;
+	self->old_default = -1;
+	if (access("/dev/vhost-net", R_OK | W_OK))
+		SKIP(return, "/dev/vhost-net: %s", strerror(errno));
+	self->old_default = metamap_set_default(variant->map);
+	if (self->old_default < 0 && variant->map)
+		SKIP(return, "no vhost_metamap module parameter");
+	self->rings_len = WORKERS * one;
+	self->rings = vnet_map_anon(self->rings_len);
+	ASSERT_NE(NULL, self->rings);
+	for (d = 0; d < WORKERS; d++) {
+		r = dev_open(&self->n[d], (char *)self->rings + d * one);
+		ASSERT_EQ(0, r) TH_LOG("vnet_open %d: %s", d, strerror(-r));
+	}
+}
+
+FIXTURE_TEARDOWN(workers)
+{
+	int d;
+
+	for (d = 0; d < WORKERS; d++)
+		vnet_close(&self->n[d]);
+	if (self->rings)
+		munmap(self->rings, self->rings_len);
+	if (self->old_default >= 0)
+		metamap_set_default(self->old_default);
+}
+
+/*
+ * TX and RX of both devices at once (four threads, byte-exact) while the
+ * invalidator forks and migrates the pages of all their rings; then a
+ * quiet round on each.  Every queue carried every frame, saw every event
+ * and is served by its map again after; no queue reports an error.
+ */
+TEST_F_TIMEOUT(workers, two_workers_one_mm_invalidating, 180)
+{
+	struct invalidator v = { .p = self->rings, .len = self->rings_len };
+	static const char * const pkts[2] = { "rx_packets", "tx_packets" };
+	struct metamap_stats before[WORKERS][2], storm[WORKERS][2], s;
+	struct job jobs[WORKERS][2];
+	pthread_t t[WORKERS][2], ti;
+	uint64_t p0[WORKERS][2], p1;
+	char why[VNET_WHY_LEN];
+	int d, q;
+
+	v.numa = !access("/sys/devices/system/node/node1", F_OK);
+	for (d = 0; d < WORKERS; d++) {
+		ASSERT_EQ(0, traffic(&self->n[d], 64, 64, 0, why))
+			TH_LOG("dev %d: %s", d, why);
+		for (q = 0; q < 2; q++) {
+			struct job *j = &jobs[d][q];
+
+			memset(j, 0, sizeof(*j));
+			j->n = &self->n[d];
+			j->dir = q ? VNET_TX : VNET_RX;
+			j->rounds = CONC_ROUNDS;
+			j->count = CONC_ROUND;
+			j->batch = 16;
+			j->seq = 1000 + d * 100000;
+			ASSERT_EQ(0, vnet_metamap_stats(&self->n[d], q,
+							&before[d][q]));
+			ASSERT_EQ(0, queue_stat(&self->n[d], q, pkts[q],
+						&p0[d][q]));
+		}
+	}
+	ASSERT_EQ(0, pthread_create(&ti, NULL, invalidator_run, &v));
+	for (d = 0; d < WORKERS; d++)
+		for (q = 0; q < 2; q++)
+			ASSERT_EQ(0, pthread_create(&t[d][q], NULL, job_run,
+						    &jobs[d][q]));
+	for (d = 0; d < WORKERS; d++)
+		for (q = 0; q < 2; q++)
+			pthread_join(t[d][q], NULL);
+	invalidator_stop(ti, &v);
+	TH_LOG("%d invalidating events (%s), %d failed", v.events,
+	       v.numa ? "fork and migration" : "fork", v.errors);
+	for (d = 0; d < WORKERS * 2; d++) {
+		const struct job *j = &jobs[d / 2][d % 2];
+
+		ASSERT_EQ(0, j->ret) TH_LOG("dev %d vq%d: %s", d / 2, d % 2,
+					    j->why);
+	}
+	ASSERT_LT(0, v.events);
+
+	for (d = 0; d < WORKERS; d++) {
+		for (q = 0; q < 2; q++)
+			ASSERT_EQ(0, vnet_metamap_stats(&self->n[d], q,
+							&storm[d][q]));
+		ASSERT_EQ(0, traffic(&self->n[d], 64, 64, 50000, why))
+			TH_LOG("dev %d: %s", d, why);
+		for (q = 0; q < 2; q++) {
+			ASSERT_EQ(0, vnet_metamap_stats(&self->n[d], q, &s));
+			log_stats(_metadata, d ? "dev 1" : "dev 0", q, &s);
+			ASSERT_EQ(0, queue_stat(&self->n[d], q, pkts[q], &p1));
+			EXPECT_EQ(CONC_ROUNDS * CONC_ROUND + 64, p1 - p0[d][q])
+				TH_LOG("dev %d vq%d: %s", d, q, pkts[q]);
+			EXPECT_EQ(0, vq_error_count(&self->n[d].vq[q]));
+			EXPECT_EQ(variant->map, s.enabled);
+			if (variant->map) {
+				EXPECT_LE(before[d][q].invalidations + v.events,
+					  s.invalidations)
+					TH_LOG("dev %d vq%d", d, q);
+				EXPECT_LT(before[d][q].remaps, s.remaps);
+				EXPECT_LT(storm[d][q].fast, s.fast)
+					TH_LOG("dev %d vq%d: the map served nothing after the storm",
+					       d, q);
+			} else {
+				EXPECT_EQ(0, s.fast);
+				EXPECT_EQ(0, s.sections);
+			}
+		}
 	}
 }
 
