@@ -1,13 +1,16 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * vhost admin plane: a registry of vhost devices, each with an id and a name
- * (vhostN), its tunables, its statistics and a class device with sysfs
- * attributes.  The generic netlink family is in vhost_netlink.c.
+ * (vhostN), the network namespace it belongs to, its tunables, its
+ * statistics and a class device with sysfs attributes.  The generic netlink
+ * family is in vhost_netlink.c.
  *
  * Device drivers register a device when it is opened and unregister it
- * first thing when it is released.  The registry and every admin operation
- * are serialised by vhost_admin_lock (see admin_internal.h); sysfs readers
- * run without it, and removal waits for them with it dropped.
+ * first thing when it is released.  Lookups take a reference on a device of
+ * the requester's namespace (rules in admin_internal.h); per device, the
+ * admin mutex serialises changes (lock order in admin.h).  /sys/class/vhost
+ * is tagged by network namespace like /sys/class/net: a sysfs mount shows
+ * the devices of the namespace it was mounted in.
  *
  * See Documentation/networking/vhost-admin.rst.
  */
@@ -15,9 +18,14 @@
 #include <linux/if.h>
 #include <linux/kobject.h>
 #include <linux/module.h>
+#include <linux/netdevice.h>
+#include <linux/nsproxy.h>
 #include <linux/slab.h>
 #include <linux/sysfs.h>
+#include <linux/wait_bit.h>
 #include <linux/xarray.h>
+#include <net/net_namespace.h>
+#include <uapi/linux/net_namespace.h>
 
 #include "admin_internal.h"
 #include "vhost_nl.h"
@@ -32,9 +40,9 @@ module_param(zcopy_min_len, uint, 0644);
 MODULE_PARM_DESC(zcopy_min_len,
 		 "Default length below which new devices copy TX packets even with zero-copy on (default: 256)");
 
-/* The registry and every admin operation; rules in admin_internal.h. */
-DEFINE_MUTEX(vhost_admin_lock);
+/* Devices by id; rules in admin_internal.h. */
 static DEFINE_XARRAY_ALLOC(vhost_admin_devs);
+static u32 vhost_admin_next_id;		/* under the xarray's lock */
 
 static const char * const vhost_admin_type_names[] = {
 	[VHOST_DEV_TYPE_NET] = "net",
@@ -65,33 +73,108 @@ static const char * const vhost_admin_stat_names[VHOST_A_STATS_MAX + 1] = {
 	[VHOST_A_STATS_METAMAP_INVALIDATIONS] = "metamap_invalidations",
 	[VHOST_A_STATS_METAMAP_REMAPS] = "metamap_remaps",
 	[VHOST_A_STATS_METAMAP_REMAP_FAILURES] = "metamap_remap_failures",
+	[VHOST_A_STATS_METAMAP_REFUSED] = "metamap_refused",
+	[VHOST_A_STATS_TX_ERRORS] = "tx_errors",
+	[VHOST_A_STATS_ZCOPY_FALLBACK] = "zcopy_fallback",
+	[VHOST_A_STATS_ZCOPY_BACKOFF] = "zcopy_backoff",
 };
 
 /* ---- registry ---------------------------------------------------------- */
 
-struct vhost_dev *vhost_admin_find(u32 id)
+static bool vhost_admin_in(struct vhost_dev *dev, struct net *net)
 {
-	lockdep_assert_held(&vhost_admin_lock);
-	return xa_load(&vhost_admin_devs, id);
+	return net_eq(READ_ONCE(dev->admin.net), net);
 }
 
-struct vhost_dev *vhost_admin_find_name(const char *name)
+/* A reference on the device of id in net, or NULL. */
+struct vhost_dev *vhost_admin_get(struct net *net, u32 id)
 {
 	struct vhost_dev *dev;
-	unsigned long id;
 
-	lockdep_assert_held(&vhost_admin_lock);
-	xa_for_each(&vhost_admin_devs, id, dev)
-		if (!strcmp(dev->admin.name, name))
-			return dev;
-	return NULL;
+	xa_lock(&vhost_admin_devs);
+	dev = xa_load(&vhost_admin_devs, id);
+	if (dev && vhost_admin_in(dev, net))
+		refcount_inc(&dev->admin.refs);
+	else
+		dev = NULL;
+	xa_unlock(&vhost_admin_devs);
+	return dev;
 }
 
-/* The device with the lowest id >= *id, which is updated; NULL at the end. */
-struct vhost_dev *vhost_admin_next(unsigned long *id)
+/* A reference on the device named name (vhostN) in net, or NULL. */
+struct vhost_dev *vhost_admin_get_name(struct net *net, const char *name)
 {
-	lockdep_assert_held(&vhost_admin_lock);
-	return xa_find(&vhost_admin_devs, id, ULONG_MAX, XA_PRESENT);
+	struct vhost_dev *dev;
+	u32 id;
+
+	if (strncmp(name, "vhost", 5) || kstrtou32(name + 5, 10, &id))
+		return NULL;
+	dev = vhost_admin_get(net, id);
+	if (dev && strcmp(dev->admin.name, name)) {	/* "vhost007" */
+		vhost_admin_put(dev);
+		dev = NULL;
+	}
+	return dev;
+}
+
+/*
+ * A reference on the device of net that feeds interface ifindex of net;
+ * NULL if none does, ERR_PTR(-EINVAL) if several do (the queues of a
+ * multiqueue TAP).
+ */
+struct vhost_dev *vhost_admin_get_backend(struct net *net, int ifindex)
+{
+	struct vhost_dev *dev, *found = NULL;
+	unsigned long id;
+
+	if (ifindex <= 0)
+		return NULL;
+	xa_lock(&vhost_admin_devs);
+	xa_for_each(&vhost_admin_devs, id, dev) {
+		struct vhost_admin *a = &dev->admin;
+
+		if (!vhost_admin_in(dev, net) ||
+		    READ_ONCE(a->backend_ifindex) != ifindex ||
+		    READ_ONCE(a->backend_nsid) != NETNSA_NSID_NOT_ASSIGNED)
+			continue;
+		if (found) {
+			found = ERR_PTR(-EINVAL);
+			break;
+		}
+		found = dev;
+	}
+	if (!IS_ERR_OR_NULL(found))
+		refcount_inc(&found->admin.refs);
+	xa_unlock(&vhost_admin_devs);
+	return found;
+}
+
+/*
+ * A reference on the device of net with the lowest id >= *id, which is
+ * updated; NULL at the end.
+ */
+struct vhost_dev *vhost_admin_get_next(struct net *net, unsigned long *id)
+{
+	struct vhost_dev *dev;
+
+	xa_lock(&vhost_admin_devs);
+	for (;;) {
+		dev = xa_find(&vhost_admin_devs, id, ULONG_MAX, XA_PRESENT);
+		if (!dev || vhost_admin_in(dev, net))
+			break;
+		(*id)++;
+	}
+	if (dev)
+		refcount_inc(&dev->admin.refs);
+	xa_unlock(&vhost_admin_devs);
+	return dev;
+}
+
+void vhost_admin_put(struct vhost_dev *dev)
+{
+	/* The release may free dev once the count is 0: only its address. */
+	if (refcount_dec_and_test(&dev->admin.refs))
+		wake_up_var(&dev->admin.refs);
 }
 
 /* ---- statistics and state ---------------------------------------------- */
@@ -110,19 +193,19 @@ static void vhost_admin_stat(struct vhost_admin_stats *st, int attr, u64 val)
 static void vhost_admin_metamap_stats(struct vhost_virtqueue *vq,
 				      struct vhost_admin_stats *st)
 {
-	const struct vhost_metamap_stats *m = &vq->metamap.stats;
+	struct vhost_metamap_counts c;
 
 	if (!IS_ENABLED(CONFIG_VHOST_METAMAP))
 		return;
-	vhost_admin_stat(st, VHOST_A_STATS_METAMAP_FAST, READ_ONCE(m->fast));
-	vhost_admin_stat(st, VHOST_A_STATS_METAMAP_FALLBACK,
-			 READ_ONCE(m->fallback));
+	vhost_metamap_read_stats(vq, &c);
+	vhost_admin_stat(st, VHOST_A_STATS_METAMAP_FAST, c.fast);
+	vhost_admin_stat(st, VHOST_A_STATS_METAMAP_FALLBACK, c.fallback);
 	vhost_admin_stat(st, VHOST_A_STATS_METAMAP_INVALIDATIONS,
-			 READ_ONCE(m->invalidations));
-	vhost_admin_stat(st, VHOST_A_STATS_METAMAP_REMAPS,
-			 READ_ONCE(m->remaps));
+			 c.invalidations);
+	vhost_admin_stat(st, VHOST_A_STATS_METAMAP_REMAPS, c.remaps);
 	vhost_admin_stat(st, VHOST_A_STATS_METAMAP_REMAP_FAILURES,
-			 READ_ONCE(m->remap_failures));
+			 c.remap_failures);
+	vhost_admin_stat(st, VHOST_A_STATS_METAMAP_REFUSED, c.refused);
 }
 
 /* Add queue index's counters to st.  Lockless: u64_stats readers. */
@@ -131,7 +214,8 @@ void vhost_admin_queue_stats(struct vhost_dev *dev, unsigned int index,
 {
 	struct vhost_virtqueue *vq = dev->vqs[index];
 	const struct vhost_vq_stats *s = &vq->stats;
-	u64 pkts, bytes, calls, loops, ns, found, sent, copied, hol, pend;
+	u64 pkts, bytes, errs, loops, ns, found, sent, fallback, copied, hol;
+	u64 backoff, pend;
 	bool tx = vhost_admin_queue_type(dev, index) == VHOST_QUEUE_TYPE_TX;
 	unsigned int start;
 
@@ -139,13 +223,15 @@ void vhost_admin_queue_stats(struct vhost_dev *dev, unsigned int index,
 		start = u64_stats_fetch_begin(&s->syncp);
 		pkts = u64_stats_read(&s->packets);
 		bytes = u64_stats_read(&s->bytes);
-		calls = u64_stats_read(&s->calls);
+		errs = u64_stats_read(&s->tx_errors);
 		loops = u64_stats_read(&s->busypoll_loops);
 		ns = u64_stats_read(&s->busypoll_ns);
 		found = u64_stats_read(&s->busypoll_found);
 		sent = u64_stats_read(&s->zcopy_sent);
+		fallback = u64_stats_read(&s->zcopy_fallback);
 		copied = u64_stats_read(&s->zcopy_copied);
 		hol = u64_stats_read(&s->zcopy_hol_stalls);
+		backoff = u64_stats_read(&s->zcopy_backoff);
 		pend = u64_stats_read(&s->zcopy_pending);
 	} while (u64_stats_fetch_retry(&s->syncp, start));
 
@@ -154,14 +240,18 @@ void vhost_admin_queue_stats(struct vhost_dev *dev, unsigned int index,
 	vhost_admin_stat(st, tx ? VHOST_A_STATS_TX_BYTES :
 				  VHOST_A_STATS_RX_BYTES, bytes);
 	vhost_admin_stat(st, VHOST_A_STATS_KICKS, atomic64_read(&s->kicks));
-	vhost_admin_stat(st, VHOST_A_STATS_CALLS, calls);
+	vhost_admin_stat(st, VHOST_A_STATS_CALLS, atomic64_read(&s->calls));
 	vhost_admin_stat(st, VHOST_A_STATS_BUSYPOLL_LOOPS, loops);
 	vhost_admin_stat(st, VHOST_A_STATS_BUSYPOLL_NS, ns);
 	vhost_admin_stat(st, VHOST_A_STATS_BUSYPOLL_FOUND, found);
+	if (tx)
+		vhost_admin_stat(st, VHOST_A_STATS_TX_ERRORS, errs);
 	if (tx && dev->admin.ops->type == VHOST_DEV_TYPE_NET) {
 		vhost_admin_stat(st, VHOST_A_STATS_ZCOPY_SENT, sent);
+		vhost_admin_stat(st, VHOST_A_STATS_ZCOPY_FALLBACK, fallback);
 		vhost_admin_stat(st, VHOST_A_STATS_ZCOPY_COPIED, copied);
 		vhost_admin_stat(st, VHOST_A_STATS_ZCOPY_HOL_STALLS, hol);
+		vhost_admin_stat(st, VHOST_A_STATS_ZCOPY_BACKOFF, backoff);
 		vhost_admin_stat(st, VHOST_A_STATS_ZCOPY_PENDING, pend);
 	}
 	vhost_admin_metamap_stats(vq, st);
@@ -183,7 +273,7 @@ u32 vhost_admin_tunable(struct vhost_dev *dev, int attr)
 	const struct vhost_tunables *tun = &dev->admin.tun;
 
 	switch (attr) {
-	case VHOST_A_DEV_BUSYPOLL_US:
+	case VHOST_A_DEV_ADMIN_BUSYPOLL_US:
 		return READ_ONCE(tun->busypoll_us);
 	case VHOST_A_DEV_ZEROCOPY:
 		return READ_ONCE(tun->zerocopy);
@@ -199,12 +289,60 @@ u32 vhost_admin_tunable(struct vhost_dev *dev, int attr)
 /* The owner's pid in the caller's pid namespace, 0 if none or not visible. */
 u32 vhost_admin_owner_pid(struct vhost_dev *dev)
 {
+	struct pid *pid;
 	u32 nr;
 
 	spin_lock(&dev->admin.lock);
-	nr = pid_vnr(dev->admin.owner);
+	pid = get_pid(dev->admin.owner);
 	spin_unlock(&dev->admin.lock);
+	nr = pid_vnr(pid);
+	put_pid(pid);
 	return nr;
+}
+
+/*
+ * The interface the device feeds: its index as attached (0: none), the id
+ * in the device's namespace of the interface's namespace in *nsid, and its
+ * name now in ifname (IFNAMSIZ bytes, "" when it is gone).
+ */
+int vhost_admin_backend(struct vhost_dev *dev, int *nsid, char *ifname)
+{
+	struct vhost_admin *a = &dev->admin;
+	struct net_device *nd;
+	struct net *net;
+	int ifindex;
+
+	spin_lock(&a->lock);
+	ifindex = a->backend_ifindex;
+	*nsid = a->backend_nsid;
+	net = ifindex ? get_net(a->net) : NULL;
+	spin_unlock(&a->lock);
+	ifname[0] = 0;
+	if (!ifindex)
+		return 0;
+	if (*nsid != NETNSA_NSID_NOT_ASSIGNED) {
+		struct net *peer = get_net_ns_by_id(net, *nsid);
+
+		put_net(net);
+		net = peer;
+	}
+	if (net) {
+		/* A rename may tear the copy; strscpy() ends it in any case. */
+		rcu_read_lock();
+		nd = dev_get_by_index_rcu(net, ifindex);
+		if (nd)
+			strscpy(ifname, nd->name, IFNAMSIZ);
+		rcu_read_unlock();
+		put_net(net);
+	}
+	return ifindex;
+}
+
+/* The busy-poll time queue index uses: the owner's or the admin's. */
+u32 vhost_admin_queue_busypoll(struct vhost_dev *dev, unsigned int index)
+{
+	return max(READ_ONCE(dev->vqs[index]->busyloop_timeout),
+		   READ_ONCE(dev->admin.tun.busypoll_us));
 }
 
 /*
@@ -212,6 +350,8 @@ u32 vhost_admin_owner_pid(struct vhost_dev *dev)
  * request changes everything it asks for or nothing.  The direct map switch
  * is applied queue by queue under vq->mutex, which the datapath holds across
  * each batch: a batch runs entirely with the old or the new setting.
+ * Called with dev->admin.mutex held, and dev->mutex too when the map is
+ * switched (lock order in admin.h).
  */
 int vhost_admin_set_tunables(struct vhost_dev *dev,
 			     const struct vhost_tunables *tun,
@@ -220,7 +360,7 @@ int vhost_admin_set_tunables(struct vhost_dev *dev,
 	struct vhost_tunables *cur = &dev->admin.tun;
 	int i;
 
-	lockdep_assert_held(&vhost_admin_lock);
+	lockdep_assert_held(&dev->admin.mutex);
 	if (tun->metamap && !IS_ENABLED(CONFIG_VHOST_METAMAP)) {
 		NL_SET_ERR_MSG(extack,
 			       "kernel built without the metadata direct map");
@@ -232,16 +372,15 @@ int vhost_admin_set_tunables(struct vhost_dev *dev,
 	if (tun->metamap != cur->metamap) {
 		/*
 		 * Switching the map on arms it (registers notifiers on the
-		 * owner's mm): dev->mutex keeps the owner, and so the mm,
-		 * from changing under us (VHOST_RESET_OWNER).
+		 * owner's mm): dev->mutex, which the caller holds, keeps the
+		 * owner, and so the mm, from changing (VHOST_RESET_OWNER).
 		 */
-		mutex_lock(&dev->mutex);
+		lockdep_assert_held(&dev->mutex);
 		for (i = 0; i < dev->nvqs; i++) {
 			mutex_lock(&dev->vqs[i]->mutex);
 			vhost_metamap_set_enabled(dev->vqs[i], tun->metamap);
 			mutex_unlock(&dev->vqs[i]->mutex);
 		}
-		mutex_unlock(&dev->mutex);
 		WRITE_ONCE(cur->metamap, tun->metamap);
 	}
 	return 0;
@@ -272,21 +411,21 @@ static DEVICE_ATTR_ADMIN_RO(owner_pid);
 static ssize_t backend_ifindex_show(struct device *d,
 				    struct device_attribute *attr, char *buf)
 {
-	struct vhost_dev *dev = to_vhost_dev(d);
 	char name[IFNAMSIZ];
+	int nsid;
 
-	return sysfs_emit(buf, "%d\n", dev->admin.ops->backend(dev, name));
+	return sysfs_emit(buf, "%d\n",
+			  vhost_admin_backend(to_vhost_dev(d), &nsid, name));
 }
 static DEVICE_ATTR_ADMIN_RO(backend_ifindex);
 
 static ssize_t backend_ifname_show(struct device *d,
 				   struct device_attribute *attr, char *buf)
 {
-	struct vhost_dev *dev = to_vhost_dev(d);
 	char name[IFNAMSIZ];
+	int nsid;
 
-	if (!dev->admin.ops->backend(dev, name))
-		return sysfs_emit(buf, "\n");
+	vhost_admin_backend(to_vhost_dev(d), &nsid, name);
 	return sysfs_emit(buf, "%s\n", name);
 }
 static DEVICE_ATTR_ADMIN_RO(backend_ifname);
@@ -320,9 +459,9 @@ static ssize_t vhost_tunable_show(struct device *d,
 					      (uintptr_t)ea->var));
 }
 
-static struct dev_ext_attribute dev_attr_busypoll_us = {
-	__ATTR(busypoll_us, 0444, vhost_tunable_show, NULL),
-	(void *)VHOST_A_DEV_BUSYPOLL_US,
+static struct dev_ext_attribute dev_attr_admin_busypoll_us = {
+	__ATTR(admin_busypoll_us, 0444, vhost_tunable_show, NULL),
+	(void *)VHOST_A_DEV_ADMIN_BUSYPOLL_US,
 };
 
 static struct dev_ext_attribute dev_attr_zcopy_min_len = {
@@ -347,7 +486,7 @@ static struct attribute *vhost_dev_attrs[] = {
 	&dev_attr_backend_ifname.attr,
 	&dev_attr_features.attr,
 	&dev_attr_num_queues.attr,
-	&dev_attr_busypoll_us.attr.attr,
+	&dev_attr_admin_busypoll_us.attr.attr,
 	&dev_attr_zcopy_min_len.attr.attr,
 	&dev_attr_zerocopy.attr.attr,
 	&dev_attr_metamap.attr.attr,
@@ -359,8 +498,10 @@ static const struct attribute_group vhost_dev_group = {
 };
 
 /* statistics/: one file per counter, built from vhost_admin_stat_names. */
-static struct dev_ext_attribute vhost_dev_stat_attrs[VHOST_A_STATS_MAX + 1];
-static struct attribute *vhost_dev_stat_ptrs[VHOST_A_STATS_MAX + 1];
+#define VHOST_ADMIN_COUNTERS (VHOST_A_STATS_MAX - VHOST_ADMIN_FIRST_COUNTER + 1)
+
+static struct dev_ext_attribute vhost_dev_stat_attrs[VHOST_ADMIN_COUNTERS];
+static struct attribute *vhost_dev_stat_ptrs[VHOST_ADMIN_COUNTERS + 1];
 
 static ssize_t vhost_dev_stat_show(struct device *d,
 				   struct device_attribute *attr, char *buf)
@@ -384,8 +525,23 @@ static const struct attribute_group *vhost_dev_groups[] = {
 	NULL,
 };
 
+/* Tagged by network namespace, like /sys/class/net. */
+static const void *vhost_class_namespace(const struct device *d)
+{
+	return READ_ONCE(to_vhost_dev((struct device *)d)->admin.net);
+}
+
+static void vhost_class_get_ownership(const struct device *d, kuid_t *uid,
+				      kgid_t *gid)
+{
+	net_ns_get_ownership(vhost_class_namespace(d), uid, gid);
+}
+
 static const struct class vhost_class = {
 	.name = "vhost",
+	.ns_type = &net_ns_type_operations,
+	.namespace = vhost_class_namespace,
+	.get_ownership = vhost_class_get_ownership,
 };
 
 /* ---- sysfs: queues/vqN --------------------------------------------------- */
@@ -435,11 +591,19 @@ static ssize_t queue_num_show(struct vhost_admin_queue *q,
 	return sysfs_emit(buf, "%u\n", READ_ONCE(q->dev->vqs[q->index]->num));
 }
 
+static ssize_t queue_owner_busypoll_us_show(struct vhost_admin_queue *q,
+					    struct vhost_queue_attr *qa,
+					    char *buf)
+{
+	return sysfs_emit(buf, "%u\n",
+			  READ_ONCE(q->dev->vqs[q->index]->busyloop_timeout));
+}
+
 static ssize_t queue_busypoll_us_show(struct vhost_admin_queue *q,
 				      struct vhost_queue_attr *qa, char *buf)
 {
 	return sysfs_emit(buf, "%u\n",
-			  READ_ONCE(q->dev->vqs[q->index]->busyloop_timeout));
+			  vhost_admin_queue_busypoll(q->dev, q->index));
 }
 
 static ssize_t queue_metamap_valid_show(struct vhost_admin_queue *q,
@@ -465,19 +629,21 @@ static ssize_t queue_stat_show(struct vhost_admin_queue *q,
 
 VHOST_QUEUE_ATTR(type);
 VHOST_QUEUE_ATTR(num);
+VHOST_QUEUE_ATTR(owner_busypoll_us);
 VHOST_QUEUE_ATTR(busypoll_us);
 VHOST_QUEUE_ATTR(metamap_valid);
 
 static struct attribute *vhost_queue_attrs[] = {
 	&vhost_queue_attr_type.attr,
 	&vhost_queue_attr_num.attr,
+	&vhost_queue_attr_owner_busypoll_us.attr,
 	&vhost_queue_attr_busypoll_us.attr,
 	&vhost_queue_attr_metamap_valid.attr,
 	NULL,
 };
 
-static struct vhost_queue_attr vhost_queue_stat_attrs[VHOST_A_STATS_MAX + 1];
-static struct attribute *vhost_queue_stat_ptrs[VHOST_A_STATS_MAX + 1];
+static struct vhost_queue_attr vhost_queue_stat_attrs[VHOST_ADMIN_COUNTERS];
+static struct attribute *vhost_queue_stat_ptrs[VHOST_ADMIN_COUNTERS + 1];
 
 /* A queue shows only the counters that apply to it. */
 static umode_t vhost_queue_stat_visible(struct kobject *kobj,
@@ -523,7 +689,7 @@ static void vhost_admin_init_stat_attrs(void)
 {
 	int i, n = 0;
 
-	for (i = 1; i <= VHOST_A_STATS_MAX; i++, n++) {
+	for (i = VHOST_ADMIN_FIRST_COUNTER; i <= VHOST_A_STATS_MAX; i++, n++) {
 		struct dev_ext_attribute *da = &vhost_dev_stat_attrs[n];
 		struct vhost_queue_attr *qa = &vhost_queue_stat_attrs[n];
 
@@ -543,6 +709,11 @@ static void vhost_admin_init_stat_attrs(void)
 	}
 }
 
+static void vhost_admin_cdev_release(struct device *d)
+{
+	kfree(d);
+}
+
 static void vhost_admin_sysfs_del(struct vhost_dev *dev)
 {
 	struct vhost_admin *a = &dev->admin;
@@ -555,23 +726,40 @@ static void vhost_admin_sysfs_del(struct vhost_dev *dev)
 	a->queues = NULL;
 	kobject_put(a->queues_kobj);
 	a->queues_kobj = NULL;
-	if (!IS_ERR_OR_NULL(a->cdev))
+	if (a->cdev)
 		device_unregister(a->cdev);
 	a->cdev = NULL;
 }
 
+/*
+ * The class device with its queues/ directories, announced (uevent) once
+ * they are all there.
+ */
 static int vhost_admin_sysfs_add(struct vhost_dev *dev)
 {
 	struct vhost_admin *a = &dev->admin;
 	struct vhost_admin_queue *q;
+	struct device *cdev;
 	int i, ret;
 
-	a->cdev = device_create_with_groups(&vhost_class, NULL, MKDEV(0, 0),
-					    dev, vhost_dev_groups, "%s",
-					    a->name);
-	if (IS_ERR(a->cdev))
-		return PTR_ERR(a->cdev);
-	a->queues_kobj = kobject_create_and_add("queues", &a->cdev->kobj);
+	cdev = kzalloc(sizeof(*cdev), GFP_KERNEL);
+	if (!cdev)
+		return -ENOMEM;
+	device_initialize(cdev);
+	cdev->class = &vhost_class;
+	cdev->groups = vhost_dev_groups;
+	cdev->release = vhost_admin_cdev_release;
+	dev_set_drvdata(cdev, dev);
+	dev_set_uevent_suppress(cdev, true);
+	ret = dev_set_name(cdev, "%s", a->name);
+	if (!ret)
+		ret = device_add(cdev);
+	if (ret) {
+		put_device(cdev);
+		return ret;
+	}
+	a->cdev = cdev;
+	a->queues_kobj = kobject_create_and_add("queues", &cdev->kobj);
 	a->queues = kcalloc(dev->nvqs, sizeof(*a->queues), GFP_KERNEL);
 	if (!a->queues_kobj || !a->queues) {
 		ret = -ENOMEM;
@@ -591,19 +779,24 @@ static int vhost_admin_sysfs_add(struct vhost_dev *dev)
 		if (ret)
 			goto err;
 	}
+	dev_set_uevent_suppress(cdev, false);
+	kobject_uevent(&cdev->kobj, KOBJ_ADD);
 	return 0;
 err:
 	vhost_admin_sysfs_del(dev);
 	return ret;
 }
 
-/* ---- registration ------------------------------------------------------- */
+/* ---- registration, owner and backend ------------------------------------ */
 
 /**
  * vhost_admin_register - give a new device a name and publish it
  * @dev: the device, initialised (vhost_dev_init), not yet in use
  * @ops: its type
  * @zerocopy: default of the zerocopy tunable
+ *
+ * The device belongs to the caller's network namespace until an owner is
+ * set (vhost_admin_set_owner()).
  *
  * Return: 0, -ENOMEM, -ENOSPC (no free id) or an error of sysfs.
  */
@@ -613,31 +806,38 @@ int vhost_admin_register(struct vhost_dev *dev,
 	struct vhost_admin *a = &dev->admin;
 	int ret;
 
-	a->ops = ops;
+	a->ops = ops;	/* sysfs readers use it as soon as the files exist */
 	a->tun.busypoll_us = min_t(u32, READ_ONCE(busypoll_us),
 				   VHOST_BUSYPOLL_US_MAX);
 	a->tun.zcopy_min_len = clamp_t(u32, READ_ONCE(zcopy_min_len), 1,
 				       VHOST_ZCOPY_MIN_LEN_MAX);
 	a->tun.zerocopy = zerocopy;
 	a->tun.metamap = dev->nvqs && dev->vqs[0]->metamap.enabled;
+	a->backend_nsid = NETNSA_NSID_NOT_ASSIGNED;
+	a->net = get_net(current->nsproxy->net_ns);
+	refcount_set(&a->refs, 1);
 
-	mutex_lock(&vhost_admin_lock);
-	ret = xa_alloc(&vhost_admin_devs, &a->id, dev, xa_limit_31b,
-		       GFP_KERNEL);
-	if (ret)
-		goto out;
+	/* Reserve an id (lookups see nothing there yet), cyclically. */
+	ret = xa_alloc_cyclic(&vhost_admin_devs, &a->id, NULL, xa_limit_31b,
+			      &vhost_admin_next_id, GFP_KERNEL);
+	if (ret < 0)
+		goto err_net;
 	snprintf(a->name, sizeof(a->name), "vhost%u", a->id);
 	ret = vhost_admin_sysfs_add(dev);
 	if (ret) {
 		xa_erase(&vhost_admin_devs, a->id);
-		goto out;
+		goto err_net;
 	}
+	/* The slot is reserved: storing allocates nothing and cannot fail. */
+	xa_store(&vhost_admin_devs, a->id, dev, GFP_KERNEL);
 	vhost_nl_dev_notify(dev, VHOST_CMD_DEV_ADD_NTF);
-out:
-	mutex_unlock(&vhost_admin_lock);
-	if (ret)
-		a->ops = NULL;
-	return ret;
+	return 0;
+
+err_net:
+	put_net(a->net);
+	a->net = NULL;
+	a->ops = NULL;
+	return ret == -EBUSY ? -ENOSPC : ret;
 }
 EXPORT_SYMBOL_GPL(vhost_admin_register);
 
@@ -645,7 +845,9 @@ EXPORT_SYMBOL_GPL(vhost_admin_register);
  * vhost_admin_unregister - remove a device from the admin plane
  * @dev: a registered device, still fully working
  *
- * Once this returns no admin operation or sysfs reader touches @dev.  Sleeps.
+ * Once this returns no admin operation or sysfs reader touches @dev.
+ * Waits for the admin operations on @dev that hold a reference (and, with
+ * them, for whatever they wait on in @dev); sleeps.
  */
 void vhost_admin_unregister(struct vhost_dev *dev)
 {
@@ -653,15 +855,126 @@ void vhost_admin_unregister(struct vhost_dev *dev)
 
 	if (!a->ops)
 		return;
-	mutex_lock(&vhost_admin_lock);
-	vhost_nl_dev_notify(dev, VHOST_CMD_DEV_DEL_NTF);
 	xa_erase(&vhost_admin_devs, a->id);
-	mutex_unlock(&vhost_admin_lock);
-	/* Waits for running sysfs readers: not under vhost_admin_lock. */
+	vhost_admin_put(dev);
+	wait_var_event(&a->refs, !refcount_read(&a->refs));
+	/* After every other notification about the device. */
+	vhost_nl_dev_notify(dev, VHOST_CMD_DEV_DEL_NTF);
 	vhost_admin_sysfs_del(dev);
 	a->ops = NULL;
+	put_pid(a->owner);
+	a->owner = NULL;
+	put_net(a->net);
+	a->net = NULL;
 }
 EXPORT_SYMBOL_GPL(vhost_admin_unregister);
+
+/**
+ * vhost_admin_set_owner - record that the caller became the owner, or that
+ *	the device has none any more
+ * @dev: a device, registered or not
+ * @owned: true after VHOST_SET_OWNER, false after VHOST_RESET_OWNER
+ *
+ * A device belongs to the network namespace of its owner: one set from
+ * another namespace moves the device there (a dev-del-ntf in the old one,
+ * a dev-add-ntf in the new one, the sysfs entry moves with it).
+ *
+ * Context: dev->mutex held; sleeps.
+ */
+void vhost_admin_set_owner(struct vhost_dev *dev, bool owned)
+{
+	struct vhost_admin *a = &dev->admin;
+	struct net *net = current->nsproxy->net_ns;
+	struct pid *pid = owned ? get_pid(task_tgid(current)) : NULL;
+	struct net *old = NULL;
+
+	lockdep_assert_held(&dev->mutex);
+	if (!a->ops) {
+		put_pid(pid);
+		return;
+	}
+	if (owned && !net_eq(net, a->net))
+		get_net(net);
+	else
+		net = NULL;
+	mutex_lock(&a->mutex);
+	spin_lock(&a->lock);
+	swap(a->owner, pid);
+	if (net) {
+		old = a->net;
+		WRITE_ONCE(a->net, net);
+	}
+	spin_unlock(&a->lock);
+	put_pid(pid);
+	if (old) {
+		vhost_nl_dev_notify_net(dev, VHOST_CMD_DEV_DEL_NTF, old);
+		kobject_uevent(&a->cdev->kobj, KOBJ_REMOVE);
+		/* Re-tags the sysfs entries with the new namespace. */
+		if (device_rename(a->cdev, a->name))
+			dev_warn(a->cdev, "sysfs entry left in the old namespace\n");
+		kobject_uevent(&a->cdev->kobj, KOBJ_ADD);
+		vhost_nl_dev_notify(dev, VHOST_CMD_DEV_ADD_NTF);
+		put_net(old);
+	} else {
+		vhost_nl_dev_notify(dev, VHOST_CMD_DEV_CHANGE_NTF);
+	}
+	mutex_unlock(&a->mutex);
+}
+EXPORT_SYMBOL_GPL(vhost_admin_set_owner);
+
+/**
+ * vhost_admin_set_backend - record the interface the device feeds
+ * @dev: a device, registered or not
+ * @ifindex: its index, 0 when there is none
+ * @net: a reference on its namespace (or NULL), which this puts
+ *
+ * Context: dev->mutex held (which keeps the device's namespace); sleeps.
+ */
+void vhost_admin_set_backend(struct vhost_dev *dev, int ifindex,
+			     struct net *net)
+{
+	struct vhost_admin *a = &dev->admin;
+	int nsid = NETNSA_NSID_NOT_ASSIGNED;
+	bool changed;
+
+	lockdep_assert_held(&dev->mutex);
+	if (a->ops && net && !net_eq(net, a->net))
+		nsid = peernet2id_alloc(a->net, net, GFP_KERNEL);
+	if (net)
+		put_net(net);
+	if (!a->ops)
+		return;
+	mutex_lock(&a->mutex);
+	spin_lock(&a->lock);
+	changed = a->backend_ifindex != ifindex || a->backend_nsid != nsid;
+	WRITE_ONCE(a->backend_ifindex, ifindex);
+	WRITE_ONCE(a->backend_nsid, nsid);
+	spin_unlock(&a->lock);
+	if (changed)
+		vhost_nl_dev_notify(dev, VHOST_CMD_DEV_CHANGE_NTF);
+	mutex_unlock(&a->mutex);
+}
+EXPORT_SYMBOL_GPL(vhost_admin_set_backend);
+
+/**
+ * vhost_admin_changed - tell the monitor group the device's configuration
+ *	changed where the admin plane reads it from the device (features)
+ * @dev: a device, registered or not
+ *
+ * Context: dev->mutex held; sleeps.
+ */
+void vhost_admin_changed(struct vhost_dev *dev)
+{
+	struct vhost_admin *a = &dev->admin;
+
+	lockdep_assert_held(&dev->mutex);
+	if (!a->ops)
+		return;
+	mutex_lock(&a->mutex);
+	vhost_nl_dev_notify(dev, VHOST_CMD_DEV_CHANGE_NTF);
+	mutex_unlock(&a->mutex);
+}
+EXPORT_SYMBOL_GPL(vhost_admin_changed);
 
 void vhost_admin_show_fdinfo(struct seq_file *m, struct vhost_dev *dev)
 {

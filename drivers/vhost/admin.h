@@ -12,7 +12,9 @@
 #define _VHOST_ADMIN_H
 
 #include <linux/atomic.h>
+#include <linux/mutex.h>
 #include <linux/pid.h>
+#include <linux/refcount.h>
 #include <linux/seq_file.h>
 #include <linux/spinlock.h>
 #include <linux/types.h>
@@ -20,43 +22,56 @@
 
 struct device;
 struct kobject;
+struct net;
 struct vhost_dev;
 struct vhost_virtqueue;
 
 /**
  * struct vhost_vq_stats - counters of one virtqueue
  * @packets: packets moved through the queue (RX: into guest buffers; TX:
- *	out of guest buffers to the backend)
+ *	out of guest buffers, accepted by the backend)
  * @bytes: their frame bytes, virtio-net header excluded
- * @calls: guest notifications signalled
+ * @tx_errors: TX packets the backend refused (returned to the guest unsent)
  * @busypoll_loops: busy-poll loops run by this queue's handler
  * @busypoll_ns: time spent in them
  * @busypoll_found: loops that ended because work arrived
- * @zcopy_sent: TX packets sent zero-copy
- * @zcopy_copied: TX packets copied because shorter than zcopy_min_len
- * @zcopy_hol_stalls: TX packets copied because too many zero-copy buffers
- *	were pending (head-of-line blocking) or zero-copy backed off
- * @zcopy_pending: zero-copy buffers not completed yet (a gauge)
+ * @zcopy_sent: TX packets whose zero-copy transmission completed without
+ *	their pages being copied
+ * @zcopy_fallback: TX packets sent zero-copy whose pages were copied after
+ *	all (the completion said so)
+ * @zcopy_copied: TX packets copied with zero-copy on, being shorter than
+ *	zcopy_min_len
+ * @zcopy_hol_stalls: TX packets copied with zero-copy on because too many
+ *	zero-copy buffers were pending (head-of-line blocking)
+ * @zcopy_backoff: TX packets copied with zero-copy on because it backed off
+ *	after failed completions
+ * @zcopy_pending: zero-copy buffers sent and not completed yet (a gauge)
  * @syncp: for 32-bit readers
  * @kicks: guest kicks seen by the kick eventfd's wakeup
+ * @calls: guest notifications signalled
  *
- * Every field but @kicks has a single writer: the holder of the queue's
- * vq->mutex (u64_stats rules).  @kicks is written by the eventfd wakeup,
- * which runs in the kicker's context, so it is atomic.  Readers never lock.
+ * The u64_stats_t fields have a single writer: the holder of the queue's
+ * vq->mutex (u64_stats rules; the writers in admin_stats.h assert it).  @kicks is
+ * written by the eventfd wakeup, in the kicker's context, and @calls by
+ * vhost_signal(), which some devices (vhost-scsi) call after dropping
+ * vq->mutex: both are atomic.  Readers never lock.
  */
 struct vhost_vq_stats {
 	u64_stats_t packets;
 	u64_stats_t bytes;
-	u64_stats_t calls;
+	u64_stats_t tx_errors;
 	u64_stats_t busypoll_loops;
 	u64_stats_t busypoll_ns;
 	u64_stats_t busypoll_found;
 	u64_stats_t zcopy_sent;
+	u64_stats_t zcopy_fallback;
 	u64_stats_t zcopy_copied;
 	u64_stats_t zcopy_hol_stalls;
+	u64_stats_t zcopy_backoff;
 	u64_stats_t zcopy_pending;
 	struct u64_stats_sync syncp;
 	atomic64_t kicks;
+	atomic64_t calls;
 };
 
 /**
@@ -66,10 +81,10 @@ struct vhost_vq_stats {
  * @zerocopy: TX zero-copy on
  * @metamap: metadata direct map on
  *
- * Written by the admin plane under vhost_admin_lock; the datapath reads each
- * field once per batch with READ_ONCE() (under its vq->mutex), so a change
- * takes effect at the next batch.  The direct map switch itself is applied
- * to every queue under its vq->mutex.
+ * Written by the admin plane under the device's admin mutex; the datapath
+ * reads each field once per batch with READ_ONCE() (under its vq->mutex), so
+ * a change takes effect at the next batch.  The direct map switch itself is
+ * applied to every queue under its vq->mutex.
  */
 struct vhost_tunables {
 	u32 busypoll_us;
@@ -82,13 +97,10 @@ struct vhost_tunables {
  * struct vhost_admin_ops - what a device type tells the admin plane
  * @type: VHOST_DEV_TYPE_* of the uapi
  * @queue_type: VHOST_QUEUE_TYPE_* of queue @index
- * @backend: interface index of the backend, its name copied to @ifname
- *	(IFNAMSIZ bytes); 0 when there is none.  May sleep.
  */
 struct vhost_admin_ops {
 	u32 type;
 	u32 (*queue_type)(unsigned int index);
-	int (*backend)(struct vhost_dev *dev, char *ifname);
 };
 
 struct vhost_admin_queue;
@@ -102,11 +114,22 @@ struct vhost_admin_queue;
  * @cdev: class device /sys/class/vhost/vhostN
  * @queues_kobj: its queues/ directory
  * @queues: one kobject per virtqueue, queues/vqN
- * @lock: protects @owner
- * @owner: thread group of the process that set the owner, or NULL
+ * @refs: references of admin operations (lookups), plus one of the
+ *	registry while the device is in it; vhost_admin_unregister() waits
+ *	for them to go
+ * @mutex: serialises changes of @tun and of the device's namespace
+ * @lock: protects @owner, @net, @backend_ifindex and @backend_nsid
+ * @owner: thread group of the owner, or NULL
+ * @net: network namespace the device belongs to (reference held)
+ * @backend_ifindex: interface the device feeds, as it was attached; 0: none
+ * @backend_nsid: id in @net of that interface's namespace, or
+ *	NETNSA_NSID_NOT_ASSIGNED when it is @net
  *
  * @ops, @id, @name, @cdev and @queues are set before the device is published
- * in the registry and cleared after it is removed from it.
+ * in the registry and cleared after it has left it.  Lock order:
+ * vhost_dev.mutex -> @mutex -> vq->mutex (vhost-net reports owner and
+ * backend changes with vhost_dev.mutex held; dev-set of the map takes all
+ * three); @lock is innermost and covers loads and stores only.
  */
 struct vhost_admin {
 	const struct vhost_admin_ops *ops;
@@ -116,8 +139,13 @@ struct vhost_admin {
 	struct device *cdev;
 	struct kobject *queues_kobj;
 	struct vhost_admin_queue **queues;
-	spinlock_t lock;	/* protects owner */
+	refcount_t refs;
+	struct mutex mutex;	/* protects tun writes and the namespace */
+	spinlock_t lock;	/* protects owner, net, backend_* */
 	struct pid *owner;
+	struct net *net;
+	int backend_ifindex;
+	int backend_nsid;
 };
 
 static inline void vhost_vq_stats_init(struct vhost_vq_stats *s)
@@ -126,67 +154,20 @@ static inline void vhost_vq_stats_init(struct vhost_vq_stats *s)
 	u64_stats_init(&s->syncp);
 }
 
-/* The vq->mutex holder counts a packet of len frame bytes. */
-static inline void vhost_vq_stats_packet(struct vhost_vq_stats *s, u64 len)
-{
-	u64_stats_update_begin(&s->syncp);
-	u64_stats_inc(&s->packets);
-	u64_stats_add(&s->bytes, len);
-	u64_stats_update_end(&s->syncp);
-}
-
-/* The vq->mutex holder bumps one counter. */
-static inline void vhost_vq_stats_inc(struct vhost_vq_stats *s,
-				      u64_stats_t *counter)
-{
-	u64_stats_update_begin(&s->syncp);
-	u64_stats_inc(counter);
-	u64_stats_update_end(&s->syncp);
-}
-
-/* The vq->mutex holder counts one busy-poll loop of ns nanoseconds. */
-static inline void vhost_vq_stats_busypoll(struct vhost_vq_stats *s, u64 ns,
-					   bool found)
-{
-	u64_stats_update_begin(&s->syncp);
-	u64_stats_inc(&s->busypoll_loops);
-	u64_stats_add(&s->busypoll_ns, ns);
-	if (found)
-		u64_stats_inc(&s->busypoll_found);
-	u64_stats_update_end(&s->syncp);
-}
-
-/* The vq->mutex holder sets the pending zero-copy gauge. */
-static inline void vhost_vq_stats_zcopy_pending(struct vhost_vq_stats *s,
-						u64 pending)
-{
-	u64_stats_update_begin(&s->syncp);
-	u64_stats_set(&s->zcopy_pending, pending);
-	u64_stats_update_end(&s->syncp);
-}
-
 static inline void vhost_admin_dev_init(struct vhost_admin *a)
 {
 	memset(a, 0, sizeof(*a));
+	mutex_init(&a->mutex);
 	spin_lock_init(&a->lock);
-}
-
-/* Record the owner's thread group (NULL: no owner). */
-static inline void vhost_admin_set_owner(struct vhost_admin *a,
-					 struct pid *tgid)
-{
-	struct pid *old;
-
-	spin_lock(&a->lock);
-	old = a->owner;
-	a->owner = get_pid(tgid);
-	spin_unlock(&a->lock);
-	put_pid(old);
 }
 
 int vhost_admin_register(struct vhost_dev *dev,
 			 const struct vhost_admin_ops *ops, bool zerocopy);
 void vhost_admin_unregister(struct vhost_dev *dev);
+void vhost_admin_set_owner(struct vhost_dev *dev, bool owned);
+void vhost_admin_set_backend(struct vhost_dev *dev, int ifindex,
+			     struct net *net);
+void vhost_admin_changed(struct vhost_dev *dev);
 void vhost_admin_show_fdinfo(struct seq_file *m, struct vhost_dev *dev);
 
 #endif /* _VHOST_ADMIN_H */

@@ -6,44 +6,48 @@
 #ifndef _VHOST_ADMIN_INTERNAL_H
 #define _VHOST_ADMIN_INTERNAL_H
 
-#include <linux/mutex.h>
 #include <linux/netlink.h>
 #include <uapi/linux/vhost_netlink.h>
 
 #include "vhost.h"
 
 /*
- * vhost_admin_lock protects the registry (which devices exist) and
- * serialises every admin operation: a netlink handler holds it from the
- * lookup of a device to its last access, and a device leaves the registry
- * under it before it is torn down, so a handler never sees a dying device.
- * Lock order: vhost_admin_lock -> vq->mutex.  It is never taken by sysfs
- * callbacks (device removal waits for those with the lock dropped) nor on
- * the datapath.
+ * The registry is an xarray of devices by id.  A lookup takes a reference
+ * on the device (struct vhost_admin.refs) under the xarray's spinlock, and
+ * only for a device of the requester's network namespace; the device's
+ * release removes it from the registry and waits for the references to go.
+ * No admin lock is global: a handler blocked on one device (its mutexes,
+ * which a stalled worker may hold) holds up that device's release only.
  */
-extern struct mutex vhost_admin_lock;
+struct vhost_dev *vhost_admin_get(struct net *net, u32 id);
+struct vhost_dev *vhost_admin_get_name(struct net *net, const char *name);
+struct vhost_dev *vhost_admin_get_backend(struct net *net, int ifindex);
+struct vhost_dev *vhost_admin_get_next(struct net *net, unsigned long *id);
+void vhost_admin_put(struct vhost_dev *dev);
 
-/* Statistics of a queue or a device, indexed by VHOST_A_STATS_*. */
+/* Counters of a queue or a device, indexed by VHOST_A_STATS_*. */
 struct vhost_admin_stats {
 	u64 val[VHOST_A_STATS_MAX + 1];
 	DECLARE_BITMAP(has, VHOST_A_STATS_MAX + 1);
 };
 
-struct vhost_dev *vhost_admin_find(u32 id);
-struct vhost_dev *vhost_admin_find_name(const char *name);
-struct vhost_dev *vhost_admin_next(unsigned long *id);
+/* The first VHOST_A_STATS_* attribute that is a counter. */
+#define VHOST_ADMIN_FIRST_COUNTER VHOST_A_STATS_RX_PACKETS
 
 void vhost_admin_queue_stats(struct vhost_dev *dev, unsigned int index,
 			     struct vhost_admin_stats *st);
 void vhost_admin_dev_stats(struct vhost_dev *dev, struct vhost_admin_stats *st);
-u32 vhost_admin_owner_pid(struct vhost_dev *dev);
 u32 vhost_admin_tunable(struct vhost_dev *dev, int attr);
+u32 vhost_admin_owner_pid(struct vhost_dev *dev);
+int vhost_admin_backend(struct vhost_dev *dev, int *nsid, char *ifname);
+u32 vhost_admin_queue_busypoll(struct vhost_dev *dev, unsigned int index);
 int vhost_admin_set_tunables(struct vhost_dev *dev,
 			     const struct vhost_tunables *tun,
 			     struct netlink_ext_ack *extack);
 
-/* Netlink notifications; called with vhost_admin_lock held. */
+/* Netlink notifications to the device's namespace (or to net). */
 void vhost_nl_dev_notify(struct vhost_dev *dev, u32 cmd);
+void vhost_nl_dev_notify_net(struct vhost_dev *dev, u32 cmd, struct net *net);
 int vhost_nl_init(void);
 void vhost_nl_exit(void);
 

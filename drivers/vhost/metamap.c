@@ -60,14 +60,26 @@ static_assert((int)VHOST_METAMAP_AVAIL == (int)VHOST_ADDR_AVAIL);
 static_assert((int)VHOST_METAMAP_USED == (int)VHOST_ADDR_USED);
 
 /* Lockless readers see a counter whole; see struct vhost_metamap. */
-static void vhost_metamap_stat_add(u64 *counter, unsigned int n)
+/*
+ * Add n to counter, one of map->stats: the queue's u64_stats writer, the
+ * vq->mutex holder, under the queue's syncp (admin.h).
+ */
+static void vhost_metamap_stat_add(struct vhost_metamap *map,
+				   u64_stats_t *counter, unsigned int n)
 {
-	WRITE_ONCE(*counter, *counter + n);
+	struct vhost_virtqueue *vq =
+		container_of(map, struct vhost_virtqueue, metamap);
+
+	lockdep_assert_held(&vq->mutex);
+	u64_stats_update_begin(&vq->stats.syncp);
+	u64_stats_add(counter, n);
+	u64_stats_update_end(&vq->stats.syncp);
 }
 
-static void vhost_metamap_stat_inc(u64 *counter)
+static void vhost_metamap_stat_inc(struct vhost_metamap *map,
+				   u64_stats_t *counter)
 {
-	vhost_metamap_stat_add(counter, 1);
+	vhost_metamap_stat_add(map, counter, 1);
 }
 
 /*
@@ -117,7 +129,7 @@ static bool vhost_metamap_invalidate(struct mmu_interval_notifier *mni,
 	mmu_interval_set_seq(mni, cur_seq);
 	__vhost_metamap_invalidate(map);
 	WRITE_ONCE(map->quarantined, false);
-	vhost_metamap_stat_inc(&map->stats.invalidations);
+	atomic64_inc(&map->stats.invalidations);
 	spin_unlock(&map->lock);
 	return true;
 }
@@ -310,7 +322,7 @@ static void vhost_metamap_arm(struct vhost_virtqueue *vq)
 	/* The map serves only aligned descriptors: none crosses a page. */
 	if (!IS_ALIGNED(map->range[VHOST_METAMAP_DESC].uaddr,
 			VHOST_METAMAP_DESC_ALIGN) || vhost_metamap_refuse(vq)) {
-		vhost_metamap_stat_inc(&map->stats.refused);
+		vhost_metamap_stat_inc(map, &map->stats.refused);
 		goto out;
 	}
 	for (p = 0; p < VHOST_METAMAP_NPARTS; p++) {
@@ -340,7 +352,7 @@ static void vhost_metamap_arm(struct vhost_virtqueue *vq)
 	map->quarantined = false;
 	goto out;
 fail:
-	vhost_metamap_stat_inc(&map->stats.remap_failures);
+	vhost_metamap_stat_inc(map, &map->stats.remap_failures);
 	vhost_metamap_release(vq);
 out:
 	mmput(vq->dev->mm);
@@ -413,7 +425,7 @@ static int vhost_metamap_fault(struct vhost_virtqueue *vq,
 	mmap_read_lock(mm);
 	if (vhost_metamap_refuse_range(mm, r)) {
 		mmap_read_unlock(mm);
-		vhost_metamap_stat_inc(&vq->metamap.stats.refused);
+		vhost_metamap_stat_inc(&vq->metamap, &vq->metamap.stats.refused);
 		return -EPERM;
 	}
 	got = get_user_pages_remote(mm, r->uaddr & PAGE_MASK, r->npages,
@@ -503,11 +515,11 @@ static noinline bool vhost_metamap_refresh(struct vhost_virtqueue *vq)
 	kvfree(pages);
 	if (ret)
 		goto fail;
-	vhost_metamap_stat_inc(&map->stats.remaps);
+	vhost_metamap_stat_inc(map, &map->stats.remaps);
 	return true;
 fail:
 	if (ret != -EPERM)	/* a refusal was counted as one */
-		vhost_metamap_stat_inc(&map->stats.remap_failures);
+		vhost_metamap_stat_inc(map, &map->stats.remap_failures);
 	map->retry_at = jiffies + max(1UL, VHOST_METAMAP_RETRY_DELAY);
 	return false;
 }
@@ -531,12 +543,12 @@ static bool vhost_metamap_section(struct vhost_virtqueue *vq, bool refresh)
 		goto fallback;
 	spin_lock(&map->lock);
 	if (likely(map->valid)) {
-		vhost_metamap_stat_inc(&map->stats.sections);
+		vhost_metamap_stat_inc(map, &map->stats.sections);
 		return true;
 	}
 	spin_unlock(&map->lock);
 fallback:
-	vhost_metamap_stat_inc(&map->stats.fallback);
+	vhost_metamap_stat_inc(map, &map->stats.fallback);
 	return false;
 }
 
@@ -607,7 +619,8 @@ static void vhost_metamap_report_poison(struct vhost_metamap *map)
 static void vhost_metamap_section_end(struct vhost_metamap *map, bool done)
 {
 	spin_unlock(&map->lock);
-	vhost_metamap_stat_inc(done ? &map->stats.fast : &map->stats.fallback);
+	vhost_metamap_stat_inc(map, done ? &map->stats.fast :
+					   &map->stats.fallback);
 }
 
 bool vhost_metamap_put16(struct vhost_virtqueue *vq, void __user *uaddr,
@@ -707,7 +720,7 @@ static unsigned int vhost_metamap_fill(struct vhost_virtqueue *vq, u16 idx)
 	b->n = map->valid ? n : 0;
 	b->idx = idx;
 	b->is_le = vq->is_le;
-	vhost_metamap_stat_add(&map->stats.fast, reads);
+	vhost_metamap_stat_add(map, &map->stats.fast, reads);
 	return b->n;
 }
 
@@ -753,7 +766,7 @@ bool vhost_metamap_get_head(struct vhost_virtqueue *vq, u16 idx,
 	spin_unlock(&map->lock);
 	vhost_metamap_report_poison(map);
 	if (!b->n) {
-		vhost_metamap_stat_inc(&map->stats.fallback);
+		vhost_metamap_stat_inc(map, &map->stats.fallback);
 		return false;
 	}
 	*head = b->head[0];
@@ -777,7 +790,7 @@ int vhost_metamap_next(struct vhost_virtqueue *vq, const struct vring_desc **d)
 	k = array_index_nospec(k, b->n);
 	if (b->didx[k] == VHOST_METAMAP_NO_DESC)
 		return -1;
-	vhost_metamap_stat_inc(&map->stats.batched);
+	vhost_metamap_stat_inc(map, &map->stats.batched);
 	*d = &b->desc[k];
 	return b->didx[k];
 }
@@ -815,20 +828,44 @@ bool vhost_metamap_put_used(struct vhost_virtqueue *vq,
 }
 EXPORT_SYMBOL_GPL(vhost_metamap_put_used);
 
+/**
+ * vhost_metamap_read_stats - copy a queue's direct map counters
+ * @vq: the queue
+ * @c: the copy
+ *
+ * Context: any; takes no lock (a u64_stats reader of the queue's syncp).
+ */
+void vhost_metamap_read_stats(struct vhost_virtqueue *vq,
+			      struct vhost_metamap_counts *c)
+{
+	const struct vhost_metamap_stats *s = &vq->metamap.stats;
+	unsigned int start;
+
+	do {
+		start = u64_stats_fetch_begin(&vq->stats.syncp);
+		c->fast = u64_stats_read(&s->fast);
+		c->fallback = u64_stats_read(&s->fallback);
+		c->remaps = u64_stats_read(&s->remaps);
+		c->remap_failures = u64_stats_read(&s->remap_failures);
+		c->sections = u64_stats_read(&s->sections);
+		c->batched = u64_stats_read(&s->batched);
+		c->refused = u64_stats_read(&s->refused);
+	} while (u64_stats_fetch_retry(&vq->stats.syncp, start));
+	c->invalidations = atomic64_read(&s->invalidations);
+}
+EXPORT_SYMBOL_GPL(vhost_metamap_read_stats);
+
 void vhost_metamap_show_fdinfo(struct seq_file *m, struct vhost_virtqueue *vq,
 			       unsigned int index)
 {
 	struct vhost_metamap *map = &vq->metamap;
+	struct vhost_metamap_counts c;
 
+	vhost_metamap_read_stats(vq, &c);
 	seq_printf(m, "vq%u-metamap:\tenabled=%d valid=%d fast=%llu fallback=%llu invalidations=%llu remaps=%llu remap_failures=%llu sections=%llu batched=%llu refused=%llu\n",
 		   index, READ_ONCE(map->enabled), READ_ONCE(map->valid),
-		   READ_ONCE(map->stats.fast), READ_ONCE(map->stats.fallback),
-		   READ_ONCE(map->stats.invalidations),
-		   READ_ONCE(map->stats.remaps),
-		   READ_ONCE(map->stats.remap_failures),
-		   READ_ONCE(map->stats.sections),
-		   READ_ONCE(map->stats.batched),
-		   READ_ONCE(map->stats.refused));
+		   c.fast, c.fallback, c.invalidations, c.remaps,
+		   c.remap_failures, c.sections, c.batched, c.refused);
 }
 EXPORT_SYMBOL_GPL(vhost_metamap_show_fdinfo);
 

@@ -13,6 +13,7 @@
 #include <linux/seq_file.h>
 #include <linux/spinlock.h>
 #include <linux/types.h>
+#include <linux/u64_stats_sync.h>
 #include <uapi/linux/virtio_ring.h>
 
 struct vhost_dev;
@@ -43,16 +44,32 @@ struct vhost_metamap_range {
 	bool registered;		/* notifier inserted */
 };
 
-/* Counters; see struct vhost_metamap for who writes which. */
+/*
+ * Counters.  The u64_stats_t ones follow the queue's u64_stats rules (one
+ * writer, the vq->mutex holder, and vq->stats.syncp; see admin.h);
+ * invalidations is written by the notifier callback and is atomic.
+ */
 struct vhost_metamap_stats {
-	u64 fast;		/* accesses through the map */
-	u64 fallback;		/* accesses through uaccess, map enabled */
-	u64 invalidations;	/* notifier callbacks that hit the map */
-	u64 remaps;		/* successful map builds */
-	u64 remap_failures;	/* builds or registrations that failed */
-	u64 sections;		/* map->lock sections */
-	u64 batched;		/* chains served from the batch, no section */
-	u64 refused;		/* ring memory the map may not serve, seen */
+	u64_stats_t fast;	/* accesses through the map */
+	u64_stats_t fallback;	/* accesses through uaccess, map enabled */
+	u64_stats_t remaps;	/* successful map builds */
+	u64_stats_t remap_failures; /* builds or registrations that failed */
+	u64_stats_t sections;	/* map->lock sections */
+	u64_stats_t batched;	/* chains served from the batch, no section */
+	u64_stats_t refused;	/* ring memory the map may not serve, seen */
+	atomic64_t invalidations; /* notifier callbacks that hit the map */
+};
+
+/* A copy of the counters, read together; see vhost_metamap_read_stats(). */
+struct vhost_metamap_counts {
+	u64 fast;
+	u64 fallback;
+	u64 invalidations;
+	u64 remaps;
+	u64 remap_failures;
+	u64 sections;
+	u64 batched;
+	u64 refused;
 };
 
 /* Avail entries read ahead in one section; see vhost_metamap_fill(). */
@@ -104,8 +121,8 @@ struct vhost_metamap_batch {
  * @range: the three ring parts; the ranges themselves change under vq->mutex
  *	only, with @valid false.
  * @batch: avail entries and descriptors read ahead; vq->mutex.
- * @stats: invalidations is written under @lock, everything else by the
- *	vq->mutex holder; read locklessly.
+ * @stats: invalidations is written under @lock (atomically), everything
+ *	else by the vq->mutex holder (u64_stats); read locklessly.
  */
 struct vhost_metamap {
 	spinlock_t lock;	/* vs. the invalidate callback, see above */
@@ -152,6 +169,8 @@ bool vhost_metamap_put_used(struct vhost_virtqueue *vq,
 			    unsigned int count);
 int vhost_metamap_next(struct vhost_virtqueue *vq,
 		       const struct vring_desc **d);
+void vhost_metamap_read_stats(struct vhost_virtqueue *vq,
+			      struct vhost_metamap_counts *c);
 void vhost_metamap_show_fdinfo(struct seq_file *m, struct vhost_virtqueue *vq,
 			       unsigned int index);
 
@@ -196,6 +215,12 @@ static inline int vhost_metamap_next(struct vhost_virtqueue *vq,
 				     const struct vring_desc **d)
 {
 	return -1;
+}
+
+static inline void vhost_metamap_read_stats(struct vhost_virtqueue *vq,
+					    struct vhost_metamap_counts *c)
+{
+	memset(c, 0, sizeof(*c));
 }
 
 static inline void vhost_metamap_show_fdinfo(struct seq_file *m,

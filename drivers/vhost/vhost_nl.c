@@ -11,7 +11,7 @@
 #include <uapi/linux/vhost_netlink.h>
 
 /* Integer value ranges */
-static const struct netlink_range_validation vhost_a_dev_busypoll_us_range = {
+static const struct netlink_range_validation vhost_a_dev_admin_busypoll_us_range = {
 	.max	= VHOST_BUSYPOLL_US_MAX,
 };
 
@@ -21,19 +21,23 @@ static const struct netlink_range_validation vhost_a_dev_zcopy_min_len_range = {
 };
 
 /* VHOST_CMD_DEV_GET - do */
-static const struct nla_policy vhost_dev_get_nl_policy[VHOST_A_DEV_NAME + 1] = {
+static const struct nla_policy vhost_dev_get_nl_policy[VHOST_A_DEV_BACKEND_IFNAME + 1] = {
 	[VHOST_A_DEV_ID] = { .type = NLA_U32, },
 	[VHOST_A_DEV_NAME] = { .type = NLA_NUL_STRING, .len = 15, },
+	[VHOST_A_DEV_BACKEND_IFINDEX] = { .type = NLA_U32, },
+	[VHOST_A_DEV_BACKEND_IFNAME] = { .type = NLA_NUL_STRING, .len = 15, },
 };
 
 /* VHOST_CMD_DEV_SET - do */
 static const struct nla_policy vhost_dev_set_nl_policy[VHOST_A_DEV_METAMAP + 1] = {
 	[VHOST_A_DEV_ID] = { .type = NLA_U32, },
 	[VHOST_A_DEV_NAME] = { .type = NLA_NUL_STRING, .len = 15, },
-	[VHOST_A_DEV_BUSYPOLL_US] = NLA_POLICY_FULL_RANGE(NLA_U32, &vhost_a_dev_busypoll_us_range),
-	[VHOST_A_DEV_ZEROCOPY] = NLA_POLICY_MAX(NLA_U8, 1),
+	[VHOST_A_DEV_BACKEND_IFINDEX] = { .type = NLA_U32, },
+	[VHOST_A_DEV_BACKEND_IFNAME] = { .type = NLA_NUL_STRING, .len = 15, },
+	[VHOST_A_DEV_ADMIN_BUSYPOLL_US] = NLA_POLICY_FULL_RANGE(NLA_U32, &vhost_a_dev_admin_busypoll_us_range),
+	[VHOST_A_DEV_ZEROCOPY] = NLA_POLICY_MAX(NLA_U32, 1),
 	[VHOST_A_DEV_ZCOPY_MIN_LEN] = NLA_POLICY_FULL_RANGE(NLA_U32, &vhost_a_dev_zcopy_min_len_range),
-	[VHOST_A_DEV_METAMAP] = NLA_POLICY_MAX(NLA_U8, 1),
+	[VHOST_A_DEV_METAMAP] = NLA_POLICY_MAX(NLA_U32, 1),
 };
 
 /* VHOST_CMD_QUEUE_GET - do */
@@ -47,13 +51,19 @@ static const struct nla_policy vhost_queue_get_dump_nl_policy[VHOST_A_QUEUE_DEV_
 	[VHOST_A_QUEUE_DEV_ID] = { .type = NLA_U32, },
 };
 
+/* VHOST_CMD_STATS_GET - dump */
+static const struct nla_policy vhost_stats_get_nl_policy[VHOST_A_STATS_SCOPE + 1] = {
+	[VHOST_A_STATS_DEV_ID] = { .type = NLA_U32, },
+	[VHOST_A_STATS_SCOPE] = NLA_POLICY_MASK(NLA_UINT, 0x1),
+};
+
 /* Ops table for vhost */
 static const struct genl_split_ops vhost_nl_ops[] = {
 	{
 		.cmd		= VHOST_CMD_DEV_GET,
 		.doit		= vhost_nl_dev_get_doit,
 		.policy		= vhost_dev_get_nl_policy,
-		.maxattr	= VHOST_A_DEV_NAME,
+		.maxattr	= VHOST_A_DEV_BACKEND_IFNAME,
 		.flags		= GENL_CMD_CAP_DO,
 	},
 	{
@@ -66,7 +76,7 @@ static const struct genl_split_ops vhost_nl_ops[] = {
 		.doit		= vhost_nl_dev_set_doit,
 		.policy		= vhost_dev_set_nl_policy,
 		.maxattr	= VHOST_A_DEV_METAMAP,
-		.flags		= GENL_ADMIN_PERM | GENL_CMD_CAP_DO,
+		.flags		= GENL_CMD_CAP_DO,
 	},
 	{
 		.cmd		= VHOST_CMD_QUEUE_GET,
@@ -82,10 +92,17 @@ static const struct genl_split_ops vhost_nl_ops[] = {
 		.maxattr	= VHOST_A_QUEUE_DEV_ID,
 		.flags		= GENL_CMD_CAP_DUMP,
 	},
+	{
+		.cmd		= VHOST_CMD_STATS_GET,
+		.dumpit		= vhost_nl_stats_get_dumpit,
+		.policy		= vhost_stats_get_nl_policy,
+		.maxattr	= VHOST_A_STATS_SCOPE,
+		.flags		= GENL_CMD_CAP_DUMP,
+	},
 };
 
 static const struct genl_multicast_group vhost_nl_mcgrps[] = {
-	[VHOST_NLGRP_MONITOR] = { "monitor", },
+	[VHOST_NLGRP_MONITOR] = { "monitor", .flags = GENL_MCAST_CAP_NET_ADMIN, },
 };
 
 struct genl_family vhost_nl_family __ro_after_init = {
