@@ -1,284 +1,52 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * The vhost admin plane: the "vhost" generic netlink family (libnl-genl-3),
+ * The vhost admin plane in one network namespace: the "vhost" generic
+ * netlink family (through the library YNL generates from its spec),
  * /sys/class/vhost and the per-device tunables, checked against what the
  * userspace driver of vhost_net_lib really sent, received, kicked and was
- * called for.
+ * called for.  Namespaces and user namespaces: vhost_admin_ns.c; a stalled
+ * device and dumps of hundreds of devices: vhost_admin_scale.c.
  */
 #define _GNU_SOURCE
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <poll.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include <linux/genetlink.h>
-#include <linux/netlink.h>
-#include <linux/vhost_netlink.h>
-#include <netlink/attr.h>
-#include <netlink/genl/ctrl.h>
-#include <netlink/genl/genl.h>
-#include <netlink/msg.h>
-#include <sched.h>
-#include <dirent.h>
+#include <linux/capability.h>
+#include <linux/vhost.h>
+#include <sys/ioctl.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 
 #include "../kselftest_harness.h"
+#include "vhost_admin_lib.h"
 #include "vhost_net_lib.h"
 
-#define MAX_DEVS 64
-
-/* One dev-get or queue-get reply, or a notification. */
-struct obj {
-	int cmd;
-	bool has[VHOST_A_DEV_MAX + 1];
-	uint64_t v[VHOST_A_DEV_MAX + 1];
-	char name[IFNAMSIZ];
-	char ifname[IFNAMSIZ];
-	bool has_st[VHOST_A_STATS_MAX + 1];
-	uint64_t st[VHOST_A_STATS_MAX + 1];
-};
-
-struct nlc {
-	struct nl_sock *sk;
-	int family;
-	int err;			/* of the last request */
-	char msg[256];			/* its extack message */
-	bool bad_attr;			/* the kernel pointed at an attribute */
-	struct obj objs[MAX_DEVS];
-	int nobjs;
-};
-
-static uint64_t attr_uint(struct nlattr *a)
-{
-	return nla_len(a) == 8 ? nla_get_u64(a) : nla_get_u32(a);
-}
-
-static int parse_obj(struct nl_msg *m, void *arg)
-{
-	struct nlc *c = arg;
-	struct genlmsghdr *g = nlmsg_data(nlmsg_hdr(m));
-	struct nlattr *tb[VHOST_A_DEV_MAX + 1], *st[VHOST_A_STATS_MAX + 1];
-	int stats_attr = VHOST_A_DEV_STATS, max = VHOST_A_DEV_MAX, i;
-	struct obj *o;
-
-	if (c->nobjs == MAX_DEVS)
-		return NL_SKIP;
-	o = &c->objs[c->nobjs++];
-	memset(o, 0, sizeof(*o));
-	o->cmd = g->cmd;
-	if (g->cmd == VHOST_CMD_QUEUE_GET) {
-		stats_attr = VHOST_A_QUEUE_STATS;
-		max = VHOST_A_QUEUE_MAX;
-	}
-	if (genlmsg_parse(nlmsg_hdr(m), 0, tb, max, NULL))
-		return NL_SKIP;
-	for (i = 1; i <= max; i++) {
-		if (!tb[i])
-			continue;
-		o->has[i] = true;
-		if (i == stats_attr) {
-			nla_parse_nested(st, VHOST_A_STATS_MAX, tb[i], NULL);
-			for (int s = 1; s <= VHOST_A_STATS_MAX; s++)
-				if (st[s]) {
-					o->has_st[s] = true;
-					o->st[s] = attr_uint(st[s]);
-				}
-		} else if (max == VHOST_A_DEV_MAX && i == VHOST_A_DEV_NAME) {
-			snprintf(o->name, sizeof(o->name), "%s", nla_get_string(tb[i]));
-		} else if (max == VHOST_A_DEV_MAX && i == VHOST_A_DEV_BACKEND_IFNAME) {
-			snprintf(o->ifname, sizeof(o->ifname), "%s", nla_get_string(tb[i]));
-		} else if (nla_len(tb[i]) == 1) {
-			o->v[i] = nla_get_u8(tb[i]);
-		} else {
-			o->v[i] = attr_uint(tb[i]);
-		}
-	}
-	return NL_OK;
-}
-
-/* The kernel's error and its extack message. */
-static int on_error(struct sockaddr_nl *sa, struct nlmsgerr *e, void *arg)
-{
-	struct nlmsghdr *nlh = (struct nlmsghdr *)((char *)e - NLMSG_HDRLEN);
-	struct nlattr *tb[NLMSGERR_ATTR_MAX + 1];
-	struct nlc *c = arg;
-	size_t off;
-
-	c->err = e->error;
-	if (!(nlh->nlmsg_flags & NLM_F_ACK_TLVS))
-		return NL_STOP;
-	off = NLMSG_HDRLEN + sizeof(*e);
-	if (!(nlh->nlmsg_flags & NLM_F_CAPPED))
-		off += e->msg.nlmsg_len - NLMSG_HDRLEN;
-	if (nla_parse(tb, NLMSGERR_ATTR_MAX, (struct nlattr *)((char *)nlh + off),
-		      nlh->nlmsg_len - off, NULL))
-		return NL_STOP;
-	if (tb[NLMSGERR_ATTR_MSG])
-		snprintf(c->msg, sizeof(c->msg), "%s",
-			 nla_get_string(tb[NLMSGERR_ATTR_MSG]));
-	c->bad_attr = tb[NLMSGERR_ATTR_OFFS] != NULL;
-	return NL_STOP;
-}
-
-static int no_seq_check(struct nl_msg *m, void *arg)
-{
-	return NL_OK;
-}
-
-static int on_ack(struct nl_msg *m, void *arg)
-{
-	((struct nlc *)arg)->err = 0;
-	return NL_STOP;
-}
-
-static int on_finish(struct nl_msg *m, void *arg)
-{
-	struct nlmsghdr *nlh = nlmsg_hdr(m);
-
-	/* A dump that failed says so in NLMSG_DONE. */
-	if (nlh->nlmsg_len >= NLMSG_HDRLEN + sizeof(int))
-		((struct nlc *)arg)->err = *(int *)nlmsg_data(nlh);
-	return NL_STOP;
-}
-
-static int nlc_open(struct nlc *c)
-{
-	int one = 1;
-
-	memset(c, 0, sizeof(*c));
-	c->sk = nl_socket_alloc();
-	if (!c->sk || genl_connect(c->sk))
-		return -1;
-	setsockopt(nl_socket_get_fd(c->sk), SOL_NETLINK, NETLINK_EXT_ACK,
-		   &one, sizeof(one));
-	c->family = genl_ctrl_resolve(c->sk, VHOST_FAMILY_NAME);
-	return c->family < 0 ? -1 : 0;
-}
-
-static void nlc_close(struct nlc *c)
-{
-	if (c->sk)
-		nl_socket_free(c->sk);
-	c->sk = NULL;
-}
-
-static struct nl_msg *nlc_msg(struct nlc *c, int cmd, int flags)
-{
-	struct nl_msg *m = nlmsg_alloc();
-
-	genlmsg_put(m, NL_AUTO_PORT, NL_AUTO_SEQ, c->family, 0, flags, cmd,
-		    VHOST_FAMILY_VERSION);
-	return m;
-}
-
-/* Send m, collect replies into c->objs; returns the kernel's error. */
-static int nlc_run(struct nlc *c, struct nl_msg *m)
-{
-	struct nl_cb *cb = nl_cb_alloc(NL_CB_CUSTOM);
-
-	c->err = 1;
-	c->nobjs = 0;
-	c->msg[0] = 0;
-	c->bad_attr = false;
-	nl_cb_set(cb, NL_CB_VALID, NL_CB_CUSTOM, parse_obj, c);
-	nl_cb_set(cb, NL_CB_ACK, NL_CB_CUSTOM, on_ack, c);
-	nl_cb_set(cb, NL_CB_FINISH, NL_CB_CUSTOM, on_finish, c);
-	nl_cb_err(cb, NL_CB_CUSTOM, on_error, c);
-	if (nl_send_auto(c->sk, m) < 0)
-		c->err = -EIO;
-	while (c->err == 1)
-		if (nl_recvmsgs(c->sk, cb) < 0 && c->err == 1)
-			c->err = -EIO;
-	nl_cb_put(cb);
-	nlmsg_free(m);
-	return c->err;
-}
-
-static int dev_dump(struct nlc *c)
-{
-	return nlc_run(c, nlc_msg(c, VHOST_CMD_DEV_GET, NLM_F_DUMP));
-}
-
-static int dev_get(struct nlc *c, const char *name, struct obj *o)
-{
-	struct nl_msg *m = nlc_msg(c, VHOST_CMD_DEV_GET, NLM_F_ACK);
-	int err;
-
-	nla_put_string(m, VHOST_A_DEV_NAME, name);
-	err = nlc_run(c, m);
-	if (!err && c->nobjs == 1)
-		*o = c->objs[0];
-	return err ?: c->nobjs == 1 ? 0 : -EPROTO;
-}
-
-static int queue_get(struct nlc *c, uint32_t id, uint32_t index, struct obj *o)
-{
-	struct nl_msg *m = nlc_msg(c, VHOST_CMD_QUEUE_GET, NLM_F_ACK);
-	int err;
-
-	nla_put_u32(m, VHOST_A_QUEUE_DEV_ID, id);
-	nla_put_u32(m, VHOST_A_QUEUE_INDEX, index);
-	err = nlc_run(c, m);
-	if (!err && c->nobjs == 1)
-		*o = c->objs[0];
-	return err ?: c->nobjs == 1 ? 0 : -EPROTO;
-}
-
-/* Tunables to set; -1 leaves one out of the request. */
-struct tun {
-	int64_t busypoll_us, zerocopy, zcopy_min_len, metamap;
-};
-
-#define TUN_NONE { -1, -1, -1, -1 }
-
-static int dev_set(struct nlc *c, const char *name, struct tun t)
-{
-	struct nl_msg *m = nlc_msg(c, VHOST_CMD_DEV_SET, NLM_F_ACK);
-
-	nla_put_string(m, VHOST_A_DEV_NAME, name);
-	if (t.busypoll_us >= 0)
-		nla_put_u32(m, VHOST_A_DEV_BUSYPOLL_US, t.busypoll_us);
-	if (t.zerocopy >= 0)
-		nla_put_u8(m, VHOST_A_DEV_ZEROCOPY, t.zerocopy);
-	if (t.zcopy_min_len >= 0)
-		nla_put_u32(m, VHOST_A_DEV_ZCOPY_MIN_LEN, t.zcopy_min_len);
-	if (t.metamap >= 0)
-		nla_put_u8(m, VHOST_A_DEV_METAMAP, t.metamap);
-	return nlc_run(c, m);
-}
-
-static int sysfs_u64(const char *name, const char *file, uint64_t *v)
-{
-	char path[256];
-	FILE *f;
-	int ok;
-
-	snprintf(path, sizeof(path), "/sys/class/vhost/%s/%s", name, file);
-	f = fopen(path, "r");
-	if (!f)
-		return -errno;
-	ok = fscanf(f, "%" SCNi64, v) == 1;
-	fclose(f);
-	return ok ? 0 : -EINVAL;
-}
+/* How long "no notification" is waited for. */
+#define QUIET_MS 300
 
 FIXTURE(admin) {
-	struct nlc nl;
+	struct ynl_sock *ys;
 	struct vnet n;
 	bool open;
 	char name[IFNAMSIZ];
-	struct obj dev;
+	uint32_t id;
 };
 
 FIXTURE_SETUP(admin)
 {
 	memset(&self->n, 0, sizeof(self->n));
-	if (nlc_open(&self->nl))
+	self->ys = adm_open();
+	if (!self->ys)
 		SKIP(return, "no vhost generic netlink family");
 }
 
@@ -286,161 +54,278 @@ FIXTURE_TEARDOWN(admin)
 {
 	if (self->open)
 		vnet_close(&self->n);
-	nlc_close(&self->nl);
+	if (self->ys)
+		ynl_sock_destroy(self->ys);
 }
 
-/* A device with rings set up and its backend attached, and its name. */
+/* A device with rings set up and its backend attached; its name and id. */
 static int open_dev(FIXTURE_DATA(admin) *self, bool event_idx)
 {
 	struct vnet_opts o = { .ring_num = 256, .event_idx = event_idx };
 	int r = vnet_open(&self->n, &o);
+	int64_t id;
 
 	if (r)
 		return r;
 	self->open = true;
 	vnet_rx_fill(&self->n);
-	return vhost_fd_name(self->n.vhost_fd, self->name,
-			     sizeof(self->name));
+	id = vhost_fd_id(self->n.vhost_fd);
+	if (id < 0)
+		return id;
+	self->id = id;
+	snprintf(self->name, sizeof(self->name), "vhost%u", self->id);
+	return 0;
 }
 
-static int refresh(FIXTURE_DATA(admin) *self)
+static void close_dev(FIXTURE_DATA(admin) *self)
 {
-	return dev_get(&self->nl, self->name, &self->dev);
+	vnet_close(&self->n);
+	self->open = false;
 }
 
 TEST_F(admin, dump_lists_exactly_the_open_devices)
 {
-	char names[3][IFNAMSIZ];
-	int fds[3], i, j, seen;
+	uint32_t ids[3], got[16];
+	int fds[3], i, j, n, seen;
 
 	for (i = 0; i < 3; i++) {
 		fds[i] = open("/dev/vhost-net", O_RDWR);
 		ASSERT_GE(fds[i], 0);
-		ASSERT_EQ(0, vhost_fd_name(fds[i], names[i], IFNAMSIZ));
+		ASSERT_LE(0, vhost_fd_id(fds[i]));
+		ids[i] = vhost_fd_id(fds[i]);
 	}
-	for (int round = 0; round < 2; round++) {
-		ASSERT_EQ(0, dev_dump(&self->nl));
-		EXPECT_EQ(3 - round, self->nl.nobjs);
+	for (int round = 0; round < 3; round++) {
+		n = adm_dump_ids(self->ys, got, 16);
+		ASSERT_EQ(3 - round, n) TH_LOG("%s", self->ys->err.msg);
 		for (i = round, seen = 0; i < 3; i++)
-			for (j = 0; j < self->nl.nobjs; j++)
-				seen += !strcmp(self->nl.objs[j].name, names[i]);
+			for (j = 0; j < n; j++)
+				seen += got[j] == ids[i];
 		EXPECT_EQ(3 - round, seen);
-		/* Closing the first one removes it, and only it. */
+		/* in id order */
+		for (j = 1; j < n; j++)
+			EXPECT_LT(got[j - 1], got[j]);
+		/* Closing one removes it, and only it. */
 		close(fds[round]);
 	}
-	close(fds[2]);
-	ASSERT_EQ(0, dev_dump(&self->nl));
-	EXPECT_EQ(0, self->nl.nobjs);
+	EXPECT_EQ(0, adm_dump_ids(self->ys, got, 16));
 }
 
 TEST_F(admin, get_reports_device_state)
 {
-	struct nl_msg *m;
-	struct obj o;
-	uint64_t v;
+	struct vhost_dev_get_rsp *d, *d2;
+	struct vhost_queue_get_req *qr;
+	struct vhost_queue_get_rsp *q;
+	uint64_t v, busy, minlen, zc, map;
 
+	ASSERT_EQ(0, module_param_u64("vhost_admin", "busypoll_us", &busy));
+	ASSERT_EQ(0, module_param_u64("vhost_admin", "zcopy_min_len", &minlen));
+	ASSERT_EQ(0, module_param_u64("vhost_net", "experimental_zcopytx", &zc));
+	ASSERT_EQ(0, module_param_u64("vhost_metamap", "enable", &map));
 	ASSERT_EQ(0, open_dev(self, true));
-	ASSERT_EQ(0, refresh(self));
-	o = self->dev;
-	EXPECT_EQ(VHOST_DEV_TYPE_NET, o.v[VHOST_A_DEV_TYPE]);
-	EXPECT_EQ(2, o.v[VHOST_A_DEV_NUM_QUEUES]);
-	EXPECT_EQ(self->n.features, o.v[VHOST_A_DEV_FEATURES]);
-	EXPECT_EQ(getpid(), o.v[VHOST_A_DEV_OWNER_PID]);
-	EXPECT_STREQ(self->n.ifname, o.ifname);
-	EXPECT_EQ(if_nametoindex(self->n.ifname), o.v[VHOST_A_DEV_BACKEND_IFINDEX]);
+	d = adm_get_name(self->ys, self->name);
+	ASSERT_NE(NULL, d) TH_LOG("%s", self->ys->err.msg);
+	EXPECT_EQ(self->id, d->id);
+	ASSERT_NE(0, d->_present.name_len);
+	EXPECT_STREQ(self->name, d->name);
+	EXPECT_EQ(VHOST_DEV_TYPE_NET, d->type);
+	EXPECT_EQ(2, d->num_queues);
+	EXPECT_EQ(self->n.features, d->features);
+	ASSERT_TRUE(!!d->_present.owner_pid);
+	EXPECT_EQ(getpid(), d->owner_pid);
+	ASSERT_NE(0, d->_present.backend_ifname_len);
+	EXPECT_STREQ(self->n.ifname, d->backend_ifname);
+	EXPECT_EQ(if_nametoindex(self->n.ifname), d->backend_ifindex);
+	/* the TAP is in the device's own namespace */
+	EXPECT_FALSE(!!d->_present.backend_netnsid);
+	/* the module parameters' defaults */
+	ASSERT_TRUE(d->_present.admin_busypoll_us && d->_present.zerocopy &&
+		    d->_present.zcopy_min_len && d->_present.metamap);
+	EXPECT_EQ(busy, d->admin_busypoll_us);
+	EXPECT_EQ(!!zc, d->zerocopy);
+	EXPECT_EQ(minlen, d->zcopy_min_len);
+	EXPECT_EQ(map, d->metamap);
+
 	/* by id, the same device */
-	m = nlc_msg(&self->nl, VHOST_CMD_DEV_GET, NLM_F_ACK);
-	nla_put_u32(m, VHOST_A_DEV_ID, o.v[VHOST_A_DEV_ID]);
-	ASSERT_EQ(0, nlc_run(&self->nl, m));
-	EXPECT_STREQ(self->name, self->nl.objs[0].name);
+	d2 = adm_get(self->ys, self->id);
+	ASSERT_NE(NULL, d2);
+	EXPECT_STREQ(self->name, d2->name);
+	vhost_dev_get_rsp_free(d2);
+
 	/* sysfs agrees */
 	ASSERT_EQ(0, sysfs_u64(self->name, "owner_pid", &v));
 	EXPECT_EQ(getpid(), v);
 	ASSERT_EQ(0, sysfs_u64(self->name, "backend_ifindex", &v));
-	EXPECT_EQ(o.v[VHOST_A_DEV_BACKEND_IFINDEX], v);
+	EXPECT_EQ(d->backend_ifindex, v);
 	ASSERT_EQ(0, sysfs_u64(self->name, "features", &v));
 	EXPECT_EQ(self->n.features, v);
+	ASSERT_EQ(0, sysfs_u64(self->name, "num_queues", &v));
+	EXPECT_EQ(2, v);
+	ASSERT_EQ(0, sysfs_u64(self->name, "zcopy_min_len", &v));
+	EXPECT_EQ(minlen, v);
 	ASSERT_EQ(0, sysfs_u64(self->name, "queues/vq1/num", &v));
 	EXPECT_EQ(256, v);
+	vhost_dev_get_rsp_free(d);
+
+	/* each queue */
+	for (uint32_t i = 0; i < 2; i++) {
+		qr = vhost_queue_get_req_alloc();
+		vhost_queue_get_req_set_dev_id(qr, self->id);
+		vhost_queue_get_req_set_index(qr, i);
+		q = vhost_queue_get(self->ys, qr);
+		vhost_queue_get_req_free(qr);
+		ASSERT_NE(NULL, q) TH_LOG("%s", self->ys->err.msg);
+		EXPECT_EQ(self->id, q->dev_id);
+		EXPECT_EQ(i, q->index);
+		EXPECT_EQ(i == VNET_TX ? VHOST_QUEUE_TYPE_TX : VHOST_QUEUE_TYPE_RX,
+			  q->type);
+		EXPECT_EQ(256, q->num);
+		EXPECT_EQ(0, q->owner_busypoll_us);
+		EXPECT_EQ(busy, q->busypoll_us);
+		EXPECT_TRUE(!!q->_present.metamap_valid);
+		vhost_queue_get_rsp_free(q);
+	}
 }
 
 TEST_F(admin, missing_device_is_enodev)
 {
-	struct obj o;
-	struct nl_msg *m;
+	struct vhost_queue_get_req *qr;
+	struct vhost_dev_get_req *req;
+	struct adm_stats st;
+	char pad[IFNAMSIZ];
 
-	EXPECT_EQ(-ENODEV, dev_get(&self->nl, "vhost999999", &o));
-	EXPECT_STREQ("device not found", self->nl.msg);
-	EXPECT_TRUE(self->nl.bad_attr);
-	EXPECT_EQ(-ENODEV, dev_set(&self->nl, "vhost999999",
-				   (struct tun){ 10, -1, -1, -1 }));
-	EXPECT_STREQ("device not found", self->nl.msg);
-	/* neither id nor name */
-	m = nlc_msg(&self->nl, VHOST_CMD_DEV_GET, NLM_F_ACK);
-	EXPECT_EQ(-EINVAL, nlc_run(&self->nl, m));
-	EXPECT_STREQ("device id or name required", self->nl.msg);
-	EXPECT_EQ(-ENODEV, queue_get(&self->nl, 999999, 0, &o));
+	EXPECT_EQ(NULL, adm_get_name(self->ys, "vhost999999"));
+	EXPECT_EQ(-ENODEV, adm_err(self->ys));
+	EXPECT_TRUE(adm_msg_has(self->ys, "device not found"))
+		TH_LOG("%s", self->ys->err.msg);
+	EXPECT_NE(0, self->ys->err.attr_offs);
+	EXPECT_EQ(NULL, adm_get(self->ys, 999999));
+	EXPECT_EQ(-ENODEV, adm_err(self->ys));
+	EXPECT_EQ(-ENODEV, adm_set(self->ys, 999999, ADM_TUN(10, -1, -1, -1)));
+	EXPECT_TRUE(adm_msg_has(self->ys, "device not found"));
+	/* names that are not exactly vhost<id> */
+	ASSERT_EQ(0, open_dev(self, true));
+	snprintf(pad, sizeof(pad), "vhost0%u", self->id);
+	EXPECT_EQ(NULL, adm_get_name(self->ys, pad));
+	EXPECT_EQ(-ENODEV, adm_err(self->ys));
+	/* by a backend that is not one */
+	req = vhost_dev_get_req_alloc();
+	vhost_dev_get_req_set_backend_ifindex(req, 1);	/* lo */
+	EXPECT_EQ(NULL, vhost_dev_get(self->ys, req));
+	EXPECT_EQ(-ENODEV, adm_err(self->ys));
+	vhost_dev_get_req_set_backend_ifname(req, "nosuchif0");
+	EXPECT_EQ(NULL, vhost_dev_get(self->ys, req));
+	EXPECT_EQ(-ENODEV, adm_err(self->ys));
+	vhost_dev_get_req_free(req);
+	/* no selector at all */
+	req = vhost_dev_get_req_alloc();
+	EXPECT_EQ(NULL, vhost_dev_get(self->ys, req));
+	EXPECT_EQ(-EINVAL, adm_err(self->ys));
+	EXPECT_TRUE(adm_msg_has(self->ys, "required"))
+		TH_LOG("%s", self->ys->err.msg);
+	vhost_dev_get_req_free(req);
+	/* the other ops */
+	qr = vhost_queue_get_req_alloc();
+	vhost_queue_get_req_set_dev_id(qr, 999999);
+	vhost_queue_get_req_set_index(qr, 0);
+	EXPECT_EQ(NULL, vhost_queue_get(self->ys, qr));
+	EXPECT_EQ(-ENODEV, adm_err(self->ys));
+	vhost_queue_get_req_free(qr);
+	EXPECT_EQ(-ENODEV, adm_stats(self->ys, 999999, false, false, &st, 1));
+	EXPECT_TRUE(adm_msg_has(self->ys, "device not found"))
+		TH_LOG("%s", self->ys->err.msg);
 }
 
 TEST_F(admin, out_of_range_changes_nothing)
 {
-	static const struct { struct tun t; const char *what; } bad[] = {
-		{ { VHOST_BUSYPOLL_US_MAX + 1, -1, -1, -1 }, "busypoll-us" },
-		{ { -1, 2, -1, -1 }, "zerocopy" },
-		{ { -1, -1, 0, -1 }, "zcopy-min-len 0" },
-		{ { -1, -1, VHOST_ZCOPY_MIN_LEN_MAX + 1, -1 }, "zcopy-min-len" },
-		{ { -1, -1, -1, 2 }, "metamap" },
+	static const struct { struct adm_tun t; const char *what; } bad[] = {
+		{ ADM_TUN(VHOST_BUSYPOLL_US_MAX + 1, -1, -1, -1), "busypoll" },
+		{ ADM_TUN(-1, 2, -1, -1), "zerocopy" },
+		{ ADM_TUN(-1, -1, 0, -1), "zcopy-min-len 0" },
+		{ ADM_TUN(-1, -1, VHOST_ZCOPY_MIN_LEN_MAX + 1, -1), "zcopy-min-len" },
+		{ ADM_TUN(-1, -1, -1, 2), "metamap" },
 		/* valid values beside an invalid one: none applied */
-		{ { 77, 1, 300, 2 }, "all but metamap valid" },
-		{ { 77, 1, 0, 0 }, "all but zcopy-min-len valid" },
+		{ ADM_TUN(77, 1, 300, 2), "all but metamap valid" },
+		{ ADM_TUN(77, 1, 0, 0), "all but zcopy-min-len valid" },
 	};
-	struct obj before, after, q;
+	struct vhost_dev_get_rsp *before, *after;
+	struct vhost_queue_get_req *qr;
 	unsigned int i;
 
 	ASSERT_EQ(0, open_dev(self, true));
-	ASSERT_EQ(0, refresh(self));
-	before = self->dev;
-	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
-		EXPECT_EQ(-ERANGE, dev_set(&self->nl, self->name, bad[i].t))
+	before = adm_get(self->ys, self->id);
+	ASSERT_NE(NULL, before);
+	for (i = 0; i < ARRAY_SIZE(bad); i++) {
+		EXPECT_EQ(-ERANGE, adm_set(self->ys, self->id, bad[i].t))
 			TH_LOG("%s accepted", bad[i].what);
-		EXPECT_NE(0, self->nl.msg[0]) TH_LOG("%s: no extack", bad[i].what);
-		EXPECT_TRUE(self->nl.bad_attr);
+		EXPECT_NE(0, self->ys->err.attr_offs)
+			TH_LOG("%s: no bad attribute", bad[i].what);
 	}
 	/* nothing to set at all */
-	EXPECT_EQ(-EINVAL, dev_set(&self->nl, self->name, (struct tun)TUN_NONE));
-	EXPECT_STREQ("no tunable to set", self->nl.msg);
+	EXPECT_EQ(-EINVAL, adm_set(self->ys, self->id, ADM_TUN_NONE));
+	EXPECT_TRUE(adm_msg_has(self->ys, "no tunable to set"))
+		TH_LOG("%s", self->ys->err.msg);
 	/* queue index out of range */
-	EXPECT_EQ(-ENOENT, queue_get(&self->nl, before.v[VHOST_A_DEV_ID], 2, &q));
-	EXPECT_STREQ("no such queue", self->nl.msg);
+	qr = vhost_queue_get_req_alloc();
+	vhost_queue_get_req_set_dev_id(qr, self->id);
+	vhost_queue_get_req_set_index(qr, 2);
+	EXPECT_EQ(NULL, vhost_queue_get(self->ys, qr));
+	EXPECT_EQ(-ENOENT, adm_err(self->ys));
+	EXPECT_TRUE(adm_msg_has(self->ys, "no such queue"));
+	EXPECT_NE(0, self->ys->err.attr_offs);
+	vhost_queue_get_req_free(qr);
 
-	ASSERT_EQ(0, refresh(self));
-	after = self->dev;
-	for (i = VHOST_A_DEV_BUSYPOLL_US; i <= VHOST_A_DEV_METAMAP; i++)
-		EXPECT_EQ(before.v[i], after.v[i]);
+	after = adm_get(self->ys, self->id);
+	ASSERT_NE(NULL, after);
+	EXPECT_EQ(before->admin_busypoll_us, after->admin_busypoll_us);
+	EXPECT_EQ(before->zerocopy, after->zerocopy);
+	EXPECT_EQ(before->zcopy_min_len, after->zcopy_min_len);
+	EXPECT_EQ(before->metamap, after->metamap);
+	vhost_dev_get_rsp_free(before);
+	vhost_dev_get_rsp_free(after);
+}
+
+static int queue_busypoll(struct ynl_sock *ys, uint32_t id, uint32_t index,
+			  uint32_t *owner, uint32_t *eff)
+{
+	struct vhost_queue_get_req *qr = vhost_queue_get_req_alloc();
+	struct vhost_queue_get_rsp *q;
+
+	vhost_queue_get_req_set_dev_id(qr, id);
+	vhost_queue_get_req_set_index(qr, index);
+	q = vhost_queue_get(ys, qr);
+	vhost_queue_get_req_free(qr);
+	if (!q)
+		return adm_err(ys) ?: -EIO;
+	*owner = q->owner_busypoll_us;
+	*eff = q->busypoll_us;
+	vhost_queue_get_rsp_free(q);
+	return 0;
 }
 
 TEST_F(admin, set_applies_all_and_notifies)
 {
-	struct nl_cb *cb;
-	struct nlc mon;
-	struct pollfd p;
+	struct vhost_vring_state t = { .index = VNET_TX, .num = 100 };
+	struct vhost_dev_get_rsp *d;
+	struct adm_ntf ntf[4];
+	struct ynl_sock *mon;
+	uint32_t owner, eff;
 	uint64_t v;
-	int grp;
+	int err, old_id;
 
 	ASSERT_EQ(0, open_dev(self, true));
-	ASSERT_EQ(0, nlc_open(&mon));
-	grp = genl_ctrl_resolve_grp(mon.sk, VHOST_FAMILY_NAME, VHOST_MCGRP_MONITOR);
-	ASSERT_GE(grp, 0);
-	ASSERT_EQ(0, nl_socket_add_membership(mon.sk, grp));
+	mon = adm_monitor(&err);
+	ASSERT_NE(NULL, mon) TH_LOG("monitor: %s", strerror(-err));
 
-	ASSERT_EQ(0, dev_set(&self->nl, self->name,
-			     (struct tun){ 50, 1, 512, 0 }));
-	ASSERT_EQ(0, refresh(self));
-	EXPECT_EQ(50, self->dev.v[VHOST_A_DEV_BUSYPOLL_US]);
-	EXPECT_EQ(1, self->dev.v[VHOST_A_DEV_ZEROCOPY]);
-	EXPECT_EQ(512, self->dev.v[VHOST_A_DEV_ZCOPY_MIN_LEN]);
-	EXPECT_EQ(0, self->dev.v[VHOST_A_DEV_METAMAP]);
-	ASSERT_EQ(0, sysfs_u64(self->name, "busypoll_us", &v));
+	ASSERT_EQ(0, adm_set(self->ys, self->id, ADM_TUN(50, 1, 512, 0)))
+		TH_LOG("%s", self->ys->err.msg);
+	d = adm_get(self->ys, self->id);
+	ASSERT_NE(NULL, d);
+	EXPECT_EQ(50, d->admin_busypoll_us);
+	EXPECT_EQ(1, d->zerocopy);
+	EXPECT_EQ(512, d->zcopy_min_len);
+	EXPECT_EQ(0, d->metamap);
+	vhost_dev_get_rsp_free(d);
+	ASSERT_EQ(0, sysfs_u64(self->name, "admin_busypoll_us", &v));
 	EXPECT_EQ(50, v);
 	ASSERT_EQ(0, sysfs_u64(self->name, "zerocopy", &v));
 	EXPECT_EQ(1, v);
@@ -448,42 +333,239 @@ TEST_F(admin, set_applies_all_and_notifies)
 	EXPECT_EQ(512, v);
 	ASSERT_EQ(0, sysfs_u64(self->name, "metamap", &v));
 	EXPECT_EQ(0, v);
-	/* The owner's own per-queue timeout is untouched. */
-	ASSERT_EQ(0, sysfs_u64(self->name, "queues/vq0/busypoll_us", &v));
+	ASSERT_EQ(0, sysfs_u64(self->name, "queues/vq1/metamap_valid", &v));
 	EXPECT_EQ(0, v);
 
+	/*
+	 * The admin's busy-poll time and the owner's per-queue one are
+	 * reported apart; a queue uses the larger.
+	 */
+	ASSERT_EQ(0, ioctl(self->n.vhost_fd, VHOST_SET_VRING_BUSYLOOP_TIMEOUT, &t));
+	ASSERT_EQ(0, queue_busypoll(self->ys, self->id, VNET_TX, &owner, &eff));
+	EXPECT_EQ(100, owner);
+	EXPECT_EQ(100, eff);
+	ASSERT_EQ(0, queue_busypoll(self->ys, self->id, VNET_RX, &owner, &eff));
+	EXPECT_EQ(0, owner);
+	EXPECT_EQ(50, eff);
+	ASSERT_EQ(0, sysfs_u64(self->name, "queues/vq1/owner_busypoll_us", &v));
+	EXPECT_EQ(100, v);
+	ASSERT_EQ(0, sysfs_u64(self->name, "queues/vq0/busypoll_us", &v));
+	EXPECT_EQ(50, v);
+	ASSERT_EQ(0, sysfs_u64(self->name, "admin_busypoll_us", &v));
+	EXPECT_EQ(50, v);
+
 	/* change, then close: two notifications, then an open: one more */
-	vnet_close(&self->n);
-	self->open = false;
+	old_id = self->id;
+	close_dev(self);
 	ASSERT_EQ(0, open_dev(self, true));
-	p.fd = nl_socket_get_fd(mon.sk);
-	p.events = POLLIN;
-	mon.nobjs = 0;
-	cb = nl_cb_alloc(NL_CB_CUSTOM);
-	nl_cb_set(cb, NL_CB_SEQ_CHECK, NL_CB_CUSTOM, no_seq_check, NULL);
-	nl_cb_set(cb, NL_CB_VALID, NL_CB_CUSTOM, parse_obj, &mon);
-	while (mon.nobjs < 3 && poll(&p, 1, 2000) > 0)
-		nl_recvmsgs(mon.sk, cb);
-	nl_cb_put(cb);
-	ASSERT_EQ(3, mon.nobjs);
-	EXPECT_EQ(VHOST_CMD_DEV_CHANGE_NTF, mon.objs[0].cmd);
-	EXPECT_EQ(50, mon.objs[0].v[VHOST_A_DEV_BUSYPOLL_US]);
-	EXPECT_EQ(VHOST_CMD_DEV_DEL_NTF, mon.objs[1].cmd);
-	EXPECT_STREQ(mon.objs[0].name, mon.objs[1].name);
-	EXPECT_EQ(VHOST_CMD_DEV_ADD_NTF, mon.objs[2].cmd);
-	EXPECT_STREQ(self->name, mon.objs[2].name);
-	/* Notifications never carry the owner or the backend. */
-	EXPECT_FALSE(mon.objs[0].has[VHOST_A_DEV_OWNER_PID]);
-	EXPECT_FALSE(mon.objs[0].has[VHOST_A_DEV_BACKEND_IFNAME]);
-	nlc_close(&mon);
+	ASSERT_LE(3, adm_ntf_drain(mon, QUIET_MS, ntf, 4));
+	EXPECT_EQ(VHOST_CMD_DEV_CHANGE_NTF, ntf[0].cmd);
+	EXPECT_EQ(old_id, ntf[0].dev.id);
+	EXPECT_EQ(50, ntf[0].dev.admin_busypoll_us);
+	EXPECT_EQ(1, ntf[0].dev.zerocopy);
+	/* Notifications carry the backend, never the owner. */
+	EXPECT_FALSE(!!ntf[0].dev._present.owner_pid);
+	EXPECT_TRUE(!!ntf[0].dev._present.backend_ifindex);
+	EXPECT_EQ(VHOST_CMD_DEV_DEL_NTF, ntf[1].cmd);
+	EXPECT_EQ(old_id, ntf[1].dev.id);
+	EXPECT_EQ(VHOST_CMD_DEV_ADD_NTF, ntf[2].cmd);
+	EXPECT_EQ(self->id, ntf[2].dev.id);
+	EXPECT_STREQ(self->name, ntf[2].name);
+	ynl_sock_destroy(mon);
 }
 
-TEST_F(admin, unprivileged_set_refused_get_redacted)
+/*
+ * The notifications of the next QUIET_MS: exactly cmds, about device id;
+ * the last one into *last.
+ */
+static int expect_ntfs(struct ynl_sock *mon, uint32_t id, const int *cmds,
+		       int ncmds, struct adm_ntf *last)
 {
+	struct adm_ntf ntf[8];
+	int n = adm_ntf_drain(mon, QUIET_MS, ntf, 8), i, bad = n != ncmds;
+
+	if (last)
+		memset(last, 0, sizeof(*last));
+
+	for (i = 0; i < n && !bad; i++)
+		bad = ntf[i].cmd != cmds[i] || ntf[i].dev.id != id;
+	for (i = 0; bad && i < n && i < 8; i++)
+		fprintf(stderr, "#   got %s of id %u\n",
+			vhost_op_str(ntf[i].cmd), ntf[i].dev.id);
+	if (bad) {
+		fprintf(stderr, "#   %d notifications, want %d about id %u\n",
+			n, ncmds, id);
+		return -1;
+	}
+	if (n && last)
+		*last = ntf[n - 1];
+	return 0;
+}
+
+static const int add[] = { VHOST_CMD_DEV_ADD_NTF };
+static const int del[] = { VHOST_CMD_DEV_DEL_NTF };
+static const int change[] = { VHOST_CMD_DEV_CHANGE_NTF };
+
+TEST_F(admin, notifications_only_on_real_change)
+{
+	struct vhost_dev_get_rsp *d;
+	struct ynl_sock *mon;
+	struct adm_ntf last;
+	int err, fd;
+	int64_t id;
+
+	ASSERT_EQ(0, open_dev(self, true));
+	mon = adm_monitor(&err);
+	ASSERT_NE(NULL, mon) TH_LOG("monitor: %s", strerror(-err));
+	d = adm_get(self->ys, self->id);
+	ASSERT_NE(NULL, d);
+
+	/* the values it has: nothing */
+	ASSERT_EQ(0, adm_set(self->ys, self->id,
+			     ADM_TUN(d->admin_busypoll_us, d->zerocopy,
+				     d->zcopy_min_len, d->metamap)));
+	EXPECT_EQ(0, expect_ntfs(mon, self->id, NULL, 0, NULL));
+	ASSERT_EQ(0, adm_set(self->ys, self->id,
+			     ADM_TUN(d->admin_busypoll_us, -1, -1, -1)));
+	EXPECT_EQ(0, expect_ntfs(mon, self->id, NULL, 0, NULL));
+	/* one changed among unchanged ones: one */
+	ASSERT_EQ(0, adm_set(self->ys, self->id,
+			     ADM_TUN(d->admin_busypoll_us + 1, d->zerocopy,
+				     -1, -1)));
+	EXPECT_EQ(0, expect_ntfs(mon, self->id, change, 1, &last));
+	EXPECT_EQ(d->admin_busypoll_us + 1, last.dev.admin_busypoll_us);
+	vhost_dev_get_rsp_free(d);
+
+	/*
+	 * The backend is the TAP of the TX queue, else of the RX queue:
+	 * detaching TX leaves it the same, detaching RX too changes it.
+	 */
+	ASSERT_EQ(0, vnet_set_backend(&self->n, VNET_TX, -1));
+	EXPECT_EQ(0, expect_ntfs(mon, self->id, NULL, 0, NULL));
+	ASSERT_EQ(0, vnet_set_backend(&self->n, VNET_RX, -1));
+	EXPECT_EQ(0, expect_ntfs(mon, self->id, change, 1, &last));
+	EXPECT_FALSE(!!last.dev._present.backend_ifindex);
+	ASSERT_EQ(0, vnet_set_backend(&self->n, VNET_RX, self->n.tap_fd));
+	EXPECT_EQ(0, expect_ntfs(mon, self->id, change, 1, &last));
+	EXPECT_EQ(if_nametoindex(self->n.ifname), last.dev.backend_ifindex);
+	EXPECT_STREQ(self->n.ifname, last.ifname);
+	ASSERT_EQ(0, vnet_set_backend(&self->n, VNET_TX, self->n.tap_fd));
+	EXPECT_EQ(0, expect_ntfs(mon, self->id, NULL, 0, NULL));
+	ASSERT_EQ(0, vnet_set_backend(&self->n, VNET_RX, self->n.tap_fd));
+	EXPECT_EQ(0, expect_ntfs(mon, self->id, NULL, 0, NULL));
+
+	/* An owner set, reset, set again: each a change. */
+	fd = open("/dev/vhost-net", O_RDWR);
+	ASSERT_LE(0, fd);
+	id = vhost_fd_id(fd);
+	ASSERT_LE(0, id);
+	EXPECT_EQ(0, expect_ntfs(mon, id, add, 1, NULL));
+	ASSERT_EQ(0, ioctl(fd, VHOST_SET_OWNER, NULL));
+	EXPECT_EQ(0, expect_ntfs(mon, id, change, 1, NULL));
+	ASSERT_EQ(0, ioctl(fd, VHOST_RESET_OWNER, NULL));
+	EXPECT_EQ(0, expect_ntfs(mon, id, change, 1, NULL));
+	ASSERT_EQ(0, ioctl(fd, VHOST_SET_OWNER, NULL));
+	EXPECT_EQ(0, expect_ntfs(mon, id, change, 1, NULL));
+	close(fd);
+	EXPECT_EQ(0, expect_ntfs(mon, id, del, 1, NULL));
+	ynl_sock_destroy(mon);
+}
+
+/*
+ * dev-change-ntf is documented for feature changes too: the features are
+ * part of what dev-get reports.
+ */
+TEST_F(admin, features_change_notifies)
+{
+	struct vhost_dev_get_rsp *d;
+	struct ynl_sock *mon;
+	struct adm_ntf last;
+	uint64_t f = 1ULL << VIRTIO_F_VERSION_1;
+	int err, fd;
+	int64_t id;
+
+	fd = open("/dev/vhost-net", O_RDWR);
+	ASSERT_LE(0, fd);
+	id = vhost_fd_id(fd);
+	ASSERT_LE(0, id);
+	ASSERT_EQ(0, ioctl(fd, VHOST_SET_OWNER, NULL));
+	mon = adm_monitor(&err);
+	ASSERT_NE(NULL, mon) TH_LOG("monitor: %s", strerror(-err));
+	ASSERT_EQ(0, ioctl(fd, VHOST_SET_FEATURES, &f));
+	d = adm_get(self->ys, id);
+	ASSERT_NE(NULL, d);
+	EXPECT_EQ(f, d->features);
+	vhost_dev_get_rsp_free(d);
+	ASSERT_EQ(0, expect_ntfs(mon, id, change, 1, &last));
+	EXPECT_EQ(f, last.dev.features);
+	/* the same again: nothing */
+	ASSERT_EQ(0, ioctl(fd, VHOST_SET_FEATURES, &f));
+	EXPECT_EQ(0, expect_ntfs(mon, id, NULL, 0, NULL));
+	ynl_sock_destroy(mon);
+	close(fd);
+}
+
+/* A set from a process that lacks CAP_NET_ADMIN; what it may still read. */
+static void unprivileged_checks(FIXTURE_DATA(admin) *self, bool nobody)
+{
+	struct vhost_dev_get_list *l;
+	struct vhost_dev_get_rsp *d;
+	struct adm_stats st[2];
+	struct ynl_sock *ys;
+	uint64_t v;
+	int err, n = 0;
+
+	ys = adm_open();
+	CHILD_CHECK(ys);
+	CHILD_CHECK(adm_set(ys, self->id, ADM_TUN(10, -1, -1, -1)) == -EPERM);
+	CHILD_CHECK(adm_msg_has(ys, "CAP_NET_ADMIN"));
+	d = adm_get(ys, self->id);
+	CHILD_CHECK(d);
+	CHILD_CHECK(d->id == self->id && d->_present.admin_busypoll_us);
+	CHILD_CHECK(!d->_present.owner_pid);
+	CHILD_CHECK(!d->_present.backend_ifindex);
+	CHILD_CHECK(!d->_present.backend_ifname_len);
+	CHILD_CHECK(!d->_present.backend_netnsid);
+	vhost_dev_get_rsp_free(d);
+	/* which device feeds a TAP is not learnt by selecting with it */
+	{
+		struct vhost_dev_get_req *req = vhost_dev_get_req_alloc();
+
+		vhost_dev_get_req_set_backend_ifname(req, self->n.ifname);
+		CHILD_CHECK(!vhost_dev_get(ys, req));
+		CHILD_CHECK(adm_err(ys) == -EPERM);
+		CHILD_CHECK(adm_msg_has(ys, "CAP_NET_ADMIN"));
+		vhost_dev_get_req_free(req);
+	}
+	l = vhost_dev_get_dump(ys);
+	CHILD_CHECK(l);
+	ynl_dump_foreach(l, o) {
+		CHILD_CHECK(!o->_present.owner_pid);
+		CHILD_CHECK(!o->_present.backend_ifindex);
+		n += o->id == self->id;
+	}
+	vhost_dev_get_list_free(l);
+	CHILD_CHECK(n == 1);
+	/* statistics are no secret in the namespace, like a netdev's */
+	CHILD_CHECK(adm_stats(ys, self->id, false, true, st, 2) == 2);
+	/* no monitor */
+	CHILD_CHECK(!adm_monitor(&err));
+	CHILD_CHECK(err == -EPERM);
+	if (nobody) {
+		CHILD_CHECK(sysfs_u64(self->name, "owner_pid", &v) == -EACCES);
+		CHILD_CHECK(sysfs_u64(self->name, "backend_ifindex", &v) ==
+			    -EACCES);
+	}
+	CHILD_CHECK(!sysfs_u64(self->name, "statistics/tx_packets", &v));
+	ynl_sock_destroy(ys);
+}
+
+TEST_F(admin, unprivileged_user_set_refused_get_redacted)
+{
+	struct vhost_dev_get_rsp *d;
 	struct stat st;
 	char path[128];
 	pid_t pid;
-	int status;
 
 	ASSERT_EQ(0, open_dev(self, true));
 	snprintf(path, sizeof(path), "/sys/class/vhost/%s/owner_pid", self->name);
@@ -493,49 +575,103 @@ TEST_F(admin, unprivileged_set_refused_get_redacted)
 	pid = fork();
 	ASSERT_GE(pid, 0);
 	if (pid == 0) {
-		struct nlc c;
-		struct obj o;
-		uint64_t v;
-
-		if (setgid(65534) || setuid(65534) || nlc_open(&c))
-			_exit(10);
-		if (dev_set(&c, self->name, (struct tun){ 10, -1, -1, -1 }) != -EPERM)
-			_exit(11);
-		if (dev_get(&c, self->name, &o) ||
-		    o.has[VHOST_A_DEV_OWNER_PID] ||
-		    o.has[VHOST_A_DEV_BACKEND_IFINDEX] ||
-		    o.has[VHOST_A_DEV_BACKEND_IFNAME] ||
-		    !o.has[VHOST_A_DEV_STATS])
-			_exit(12);
-		if (sysfs_u64(self->name, "owner_pid", &v) != -EACCES)
-			_exit(13);
-		if (sysfs_u64(self->name, "statistics/tx_packets", &v))
-			_exit(14);
+		CHILD_CHECK(!setgid(65534) && !setuid(65534));
+		unprivileged_checks(self, true);
 		_exit(0);
 	}
-	ASSERT_EQ(pid, waitpid(pid, &status, 0));
-	EXPECT_EQ(0, WEXITSTATUS(status));
-	ASSERT_EQ(0, refresh(self));
-	EXPECT_EQ(0, self->dev.v[VHOST_A_DEV_BUSYPOLL_US]);
+	ASSERT_EQ(0, wait_child(pid));
+	d = adm_get(self->ys, self->id);
+	ASSERT_NE(NULL, d);
+	EXPECT_EQ(0, d->admin_busypoll_us);
+	vhost_dev_get_rsp_free(d);
 }
 
-/* Statistics of the device and of its two queues, from netlink. */
+/* Root, but without CAP_NET_ADMIN in its effective set. */
+TEST_F(admin, root_without_cap_net_admin_set_refused)
+{
+	pid_t pid;
+
+	ASSERT_EQ(0, open_dev(self, true));
+	pid = fork();
+	ASSERT_GE(pid, 0);
+	if (pid == 0) {
+		struct __user_cap_header_struct h = {
+			.version = _LINUX_CAPABILITY_VERSION_3,
+		};
+		struct __user_cap_data_struct c[2];
+
+		CHILD_CHECK(!syscall(SYS_capget, &h, c));
+		c[CAP_TO_INDEX(CAP_NET_ADMIN)].effective &=
+			~CAP_TO_MASK(CAP_NET_ADMIN);
+		c[CAP_TO_INDEX(CAP_NET_ADMIN)].permitted &=
+			~CAP_TO_MASK(CAP_NET_ADMIN);
+		CHILD_CHECK(!syscall(SYS_capset, &h, c));
+		unprivileged_checks(self, false);
+		_exit(0);
+	}
+	ASSERT_EQ(0, wait_child(pid));
+}
+
+/* Device totals and both queues. */
 struct counts {
-	struct obj dev, rxq, txq;
+	struct adm_stats dev, rxq, txq;
 };
 
 static int get_counts(FIXTURE_DATA(admin) *self, struct counts *c)
 {
-	uint32_t id;
+	return adm_stats_dev(self->ys, self->id, &c->dev, &c->rxq, &c->txq);
+}
 
-	if (refresh(self))
-		return -1;
-	c->dev = self->dev;
-	id = c->dev.v[VHOST_A_DEV_ID];
-	if (queue_get(&self->nl, id, VNET_RX, &c->rxq) ||
-	    queue_get(&self->nl, id, VNET_TX, &c->txq))
-		return -1;
-	return 0;
+#define D(c1, c0, f) ((c1).v[VHOST_A_STATS_##f] - (c0).v[VHOST_A_STATS_##f])
+
+/*
+ * Device totals are the sums of the queues'; each queue has the counters
+ * of its direction only; sysfs statistics/ and queues/vqN/ show the same
+ * numbers (nothing moves now).
+ */
+static void check_consistent(struct __test_metadata *_metadata,
+			     FIXTURE_DATA(admin) *self, const struct counts *c)
+{
+	const struct adm_stats *q[2] = { &c->rxq, &c->txq };
+	char name[32], file[64], *s;
+	uint64_t v;
+	int a, i;
+
+	EXPECT_EQ(VHOST_QUEUE_TYPE_RX, c->rxq.queue_type);
+	EXPECT_EQ(VHOST_QUEUE_TYPE_TX, c->txq.queue_type);
+	EXPECT_FALSE(c->rxq.has[VHOST_A_STATS_TX_PACKETS]);
+	EXPECT_FALSE(c->rxq.has[VHOST_A_STATS_TX_ERRORS]);
+	EXPECT_FALSE(c->rxq.has[VHOST_A_STATS_ZCOPY_SENT]);
+	EXPECT_FALSE(c->txq.has[VHOST_A_STATS_RX_PACKETS]);
+	EXPECT_TRUE(c->txq.has[VHOST_A_STATS_ZCOPY_FALLBACK]);
+	for (a = ADM_FIRST_COUNTER; a <= VHOST_A_STATS_MAX; a++) {
+		uint64_t sum = 0;
+		bool any = false;
+
+		for (i = 0; i < 2; i++) {
+			any |= q[i]->has[a];
+			sum += q[i]->v[a];
+		}
+		EXPECT_EQ(any, c->dev.has[a]) TH_LOG("%s", adm_stat_name(a));
+		EXPECT_EQ(sum, c->dev.v[a]) TH_LOG("%s", adm_stat_name(a));
+
+		/* the file of counter rx-packets is rx_packets */
+		snprintf(name, sizeof(name), "%s", adm_stat_name(a));
+		for (s = name; *s; s++)
+			*s = *s == '-' ? '_' : *s;
+		snprintf(file, sizeof(file), "statistics/%s", name);
+		ASSERT_EQ(0, sysfs_u64(self->name, file, &v)) TH_LOG("%s", file);
+		EXPECT_EQ(c->dev.v[a], v) TH_LOG("%s", file);
+		for (i = 0; i < 2; i++) {
+			int r;
+
+			snprintf(file, sizeof(file), "queues/vq%d/%s", i, name);
+			r = sysfs_u64(self->name, file, &v);
+			EXPECT_EQ(q[i]->has[a] ? 0 : -ENOENT, r) TH_LOG("%s", file);
+			if (!r)
+				EXPECT_EQ(q[i]->v[a], v) TH_LOG("%s", file);
+		}
+	}
 }
 
 TEST_F(admin, stats_equal_driver_counts)
@@ -543,7 +679,7 @@ TEST_F(admin, stats_equal_driver_counts)
 	static const size_t lens[] = { 60, 64, 128, 600, 1514 };
 	struct counts c0, c1;
 	char why[VNET_WHY_LEN];
-	uint64_t bytes = 0, v;
+	uint64_t bytes = 0;
 	int i, n = 500;
 
 	ASSERT_EQ(0, open_dev(self, false));
@@ -554,35 +690,22 @@ TEST_F(admin, stats_equal_driver_counts)
 		bytes += lens[i % 5];
 	ASSERT_EQ(0, get_counts(self, &c1));
 
-	EXPECT_EQ(n, c1.dev.st[VHOST_A_STATS_TX_PACKETS]);
-	EXPECT_EQ(bytes, c1.dev.st[VHOST_A_STATS_TX_BYTES]);
-	EXPECT_EQ(n, c1.dev.st[VHOST_A_STATS_RX_PACKETS]);
-	EXPECT_EQ(bytes, c1.dev.st[VHOST_A_STATS_RX_BYTES]);
+	EXPECT_EQ(n, D(c1.dev, c0.dev, TX_PACKETS));
+	EXPECT_EQ(bytes, D(c1.dev, c0.dev, TX_BYTES));
+	EXPECT_EQ(n, D(c1.dev, c0.dev, RX_PACKETS));
+	EXPECT_EQ(bytes, D(c1.dev, c0.dev, RX_BYTES));
+	EXPECT_EQ(0, c1.dev.v[VHOST_A_STATS_TX_ERRORS]);
 	/* every eventfd write and every signal, exactly */
-	EXPECT_EQ(self->n.vq[VNET_TX].kicks, c1.txq.st[VHOST_A_STATS_KICKS]);
-	EXPECT_EQ(self->n.vq[VNET_RX].kicks, c1.rxq.st[VHOST_A_STATS_KICKS]);
+	EXPECT_EQ(self->n.vq[VNET_TX].kicks, c1.txq.v[VHOST_A_STATS_KICKS]);
+	EXPECT_EQ(self->n.vq[VNET_RX].kicks, c1.rxq.v[VHOST_A_STATS_KICKS]);
 	EXPECT_EQ(vq_calls_collect(&self->n.vq[VNET_TX]),
-		  c1.txq.st[VHOST_A_STATS_CALLS]);
+		  c1.txq.v[VHOST_A_STATS_CALLS]);
 	EXPECT_EQ(vq_calls_collect(&self->n.vq[VNET_RX]),
-		  c1.rxq.st[VHOST_A_STATS_CALLS]);
-	/* the device is the sum of its queues; each queue its direction */
-	EXPECT_EQ(c1.rxq.st[VHOST_A_STATS_KICKS] + c1.txq.st[VHOST_A_STATS_KICKS],
-		  c1.dev.st[VHOST_A_STATS_KICKS]);
-	EXPECT_FALSE(c1.rxq.has_st[VHOST_A_STATS_TX_PACKETS]);
-	EXPECT_FALSE(c1.txq.has_st[VHOST_A_STATS_RX_PACKETS]);
-	EXPECT_FALSE(c1.rxq.has_st[VHOST_A_STATS_ZCOPY_SENT]);
-	EXPECT_EQ(0, c1.dev.st[VHOST_A_STATS_ZCOPY_SENT]);
-	/* sysfs shows the same numbers (nothing moves now) */
-	ASSERT_EQ(0, sysfs_u64(self->name, "statistics/tx_packets", &v));
-	EXPECT_EQ(n, v);
-	ASSERT_EQ(0, sysfs_u64(self->name, "statistics/rx_bytes", &v));
-	EXPECT_EQ(bytes, v);
-	ASSERT_EQ(0, sysfs_u64(self->name, "queues/vq1/kicks", &v));
-	EXPECT_EQ(c1.txq.st[VHOST_A_STATS_KICKS], v);
-	ASSERT_EQ(0, sysfs_u64(self->name, "statistics/calls", &v));
-	EXPECT_EQ(c1.dev.st[VHOST_A_STATS_CALLS], v);
+		  c1.rxq.v[VHOST_A_STATS_CALLS]);
+	EXPECT_EQ(0, c1.dev.v[VHOST_A_STATS_ZCOPY_SENT]);
+	check_consistent(_metadata, self, &c1);
 	/* The direct map served the rings. */
-	EXPECT_GT(c1.dev.st[VHOST_A_STATS_METAMAP_FAST], 0);
+	EXPECT_GT(c1.dev.v[VHOST_A_STATS_METAMAP_FAST], 0);
 }
 
 /*
@@ -658,28 +781,27 @@ TEST_F(admin, busypoll_polls_and_saves_kicks)
 	ASSERT_EQ(0, get_counts(self, &c0));
 	ASSERT_EQ(0, ping_pong(&self->n, n));
 	ASSERT_EQ(0, get_counts(self, &c1));
-	EXPECT_EQ(0, c1.dev.st[VHOST_A_STATS_BUSYPOLL_LOOPS]);
+	EXPECT_EQ(0, c1.dev.v[VHOST_A_STATS_BUSYPOLL_LOOPS]);
 
-	/* 2 ms: far longer than a round trip of this driver under TCG */
-	ASSERT_EQ(0, dev_set(&self->nl, self->name,
-			     (struct tun){ 2000, -1, -1, -1 }));
+	/* 10 ms: far longer than a round trip of this driver under TCG */
+	ASSERT_EQ(0, adm_set(self->ys, self->id, ADM_TUN(10000, -1, -1, -1)));
 	ASSERT_EQ(0, ping_pong(&self->n, n));
 	ASSERT_EQ(0, get_counts(self, &c2));
 
-	kicks_off = c1.txq.st[VHOST_A_STATS_KICKS] - c0.txq.st[VHOST_A_STATS_KICKS];
-	kicks_on = c2.txq.st[VHOST_A_STATS_KICKS] - c1.txq.st[VHOST_A_STATS_KICKS];
+	kicks_off = D(c1.txq, c0.txq, KICKS);
+	kicks_on = D(c2.txq, c1.txq, KICKS);
 	TH_LOG("kicks for %d packets: %llu without busy polling, %llu with",
 	       n, (unsigned long long)kicks_off, (unsigned long long)kicks_on);
 	TH_LOG("busy polling: %llu loops, %llu found work, %llu us",
-	       (unsigned long long)c2.txq.st[VHOST_A_STATS_BUSYPOLL_LOOPS],
-	       (unsigned long long)c2.txq.st[VHOST_A_STATS_BUSYPOLL_FOUND],
-	       (unsigned long long)c2.txq.st[VHOST_A_STATS_BUSYPOLL_NS] / 1000);
-	EXPECT_GT(c2.txq.st[VHOST_A_STATS_BUSYPOLL_LOOPS], 0);
-	EXPECT_GT(c2.txq.st[VHOST_A_STATS_BUSYPOLL_FOUND], 0);
-	EXPECT_GT(c2.txq.st[VHOST_A_STATS_BUSYPOLL_NS], 0);
+	       (unsigned long long)c2.txq.v[VHOST_A_STATS_BUSYPOLL_LOOPS],
+	       (unsigned long long)c2.txq.v[VHOST_A_STATS_BUSYPOLL_FOUND],
+	       (unsigned long long)c2.txq.v[VHOST_A_STATS_BUSYPOLL_NS] / 1000);
+	EXPECT_GT(c2.txq.v[VHOST_A_STATS_BUSYPOLL_LOOPS], 0);
+	EXPECT_GT(c2.txq.v[VHOST_A_STATS_BUSYPOLL_FOUND], 0);
+	EXPECT_GT(c2.txq.v[VHOST_A_STATS_BUSYPOLL_NS], 0);
 	EXPECT_LT(kicks_on * 2, kicks_off);
-	EXPECT_EQ(self->n.vq[VNET_TX].kicks, c2.txq.st[VHOST_A_STATS_KICKS]);
-	EXPECT_EQ(2 * n, c2.dev.st[VHOST_A_STATS_TX_PACKETS]);
+	EXPECT_EQ(self->n.vq[VNET_TX].kicks, c2.txq.v[VHOST_A_STATS_KICKS]);
+	EXPECT_EQ(2 * n, c2.dev.v[VHOST_A_STATS_TX_PACKETS]);
 }
 
 /* Send count frames of len bytes and wait until all are used. */
@@ -694,10 +816,33 @@ static int tx_burst(struct vnet *n, size_t len, int count)
 	return r ?: vnet_tx_drain(n, 2000);
 }
 
+/* With zero-copy on and nothing in flight, every TX packet is one of: */
+static uint64_t zcopy_outcomes(const struct adm_stats *s)
+{
+	return s->v[VHOST_A_STATS_ZCOPY_SENT] +
+	       s->v[VHOST_A_STATS_ZCOPY_FALLBACK] +
+	       s->v[VHOST_A_STATS_ZCOPY_COPIED] +
+	       s->v[VHOST_A_STATS_ZCOPY_HOL_STALLS] +
+	       s->v[VHOST_A_STATS_ZCOPY_BACKOFF];
+}
+
+/* Wait until no zero-copy buffer is in flight; 0 or -ETIMEDOUT. */
+static int zcopy_settle(FIXTURE_DATA(admin) *self, struct counts *c)
+{
+	for (int i = 0; i < 100; i++) {
+		if (get_counts(self, c))
+			return -EIO;
+		if (!c->txq.v[VHOST_A_STATS_ZCOPY_PENDING])
+			return 0;
+		usleep(20000);
+	}
+	return -ETIMEDOUT;
+}
+
 /*
- * A packet delivered to a local socket has its zero-copy pages copied and
- * counts as a zero-copy failure (after which vhost backs off), so this test
- * has no wire socket: the stack drops the frames (unknown ethertype), which
+ * A packet delivered to a local socket has its zero-copy pages copied (a
+ * zero-copy fallback, after which vhost backs off), so this test has no
+ * wire socket: the stack drops the frames (unknown ethertype), which
  * completes them as successful zero-copy sends.
  */
 TEST_F(admin, zerocopy_large_zero_copied_small_copied)
@@ -712,27 +857,304 @@ TEST_F(admin, zerocopy_large_zero_copied_small_copied)
 	/* off: nothing goes zero-copy */
 	ASSERT_EQ(0, tx_burst(&self->n, 1514, n));
 	ASSERT_EQ(0, get_counts(self, &c1));
-	EXPECT_EQ(0, c1.txq.st[VHOST_A_STATS_ZCOPY_SENT]);
-	EXPECT_EQ(0, c1.txq.st[VHOST_A_STATS_ZCOPY_COPIED]);
+	EXPECT_EQ(0, zcopy_outcomes(&c1.txq));
 
-	ASSERT_EQ(0, dev_set(&self->nl, self->name, (struct tun){ -1, 1, -1, -1 }));
+	ASSERT_EQ(0, adm_set(self->ys, self->id, ADM_TUN(-1, 1, -1, -1)));
 	ASSERT_EQ(0, tx_burst(&self->n, 1514, n));
 	ASSERT_EQ(0, tx_burst(&self->n, 64, n));
-	ASSERT_EQ(0, get_counts(self, &c2));
-	zc = c2.txq.st[VHOST_A_STATS_ZCOPY_SENT];
-	hol = c2.txq.st[VHOST_A_STATS_ZCOPY_HOL_STALLS];
+	ASSERT_EQ(0, zcopy_settle(self, &c2));
+	zc = D(c2.txq, c1.txq, ZCOPY_SENT);
+	hol = D(c2.txq, c1.txq, ZCOPY_HOL_STALLS);
 	TH_LOG("%d large: %llu zero-copy, %llu copied (pending)", n,
 	       (unsigned long long)zc, (unsigned long long)hol);
 	EXPECT_GT(zc, n / 2);
 	EXPECT_EQ(n, zc + hol);
-	EXPECT_EQ(n, c2.txq.st[VHOST_A_STATS_ZCOPY_COPIED]);
-	EXPECT_EQ(0, c2.txq.st[VHOST_A_STATS_ZCOPY_PENDING]);
-	EXPECT_EQ(3 * n, c2.txq.st[VHOST_A_STATS_TX_PACKETS]);
+	EXPECT_EQ(0, D(c2.txq, c1.txq, ZCOPY_FALLBACK));
+	EXPECT_EQ(n, D(c2.txq, c1.txq, ZCOPY_COPIED));
+	EXPECT_EQ(3 * n, c2.txq.v[VHOST_A_STATS_TX_PACKETS]);
+	EXPECT_EQ(2 * n, zcopy_outcomes(&c2.txq));
+}
+
+/*
+ * The issue's identities, under traffic of every kind: with zero-copy on
+ * and nothing in flight, tx-packets = zcopy-sent + zcopy-fallback +
+ * zcopy-copied + zcopy-hol-stalls + zcopy-backoff; tx-packets and
+ * tx-bytes are what the driver sent and what the TAP received; rx what was
+ * injected; device = sum of queues = sysfs; kicks and calls the driver's.
+ */
+TEST_F(admin, counters_add_up_under_traffic)
+{
+	static const size_t lens[] = { 60, 1514, 300, 1000, 1400, 200 };
+	uint64_t tap_pk0, tap_pk1, tap_by0, tap_by1, bytes = 0;
+	char why[VNET_WHY_LEN];
+	struct counts c0, c1;
+	int i, n = 600, nrx = 300;
+
+	ASSERT_EQ(0, open_dev(self, true));
+	ASSERT_EQ(0, adm_set(self->ys, self->id, ADM_TUN(-1, 1, -1, -1)));
+	ASSERT_EQ(0, get_counts(self, &c0));
+	ASSERT_EQ(0, vnet_tap_stat(&self->n, "rx_packets", &tap_pk0));
+	ASSERT_EQ(0, vnet_tap_stat(&self->n, "rx_bytes", &tap_by0));
+
+	/* to the wire (a local socket: zero-copy falls back, backs off) */
+	ASSERT_EQ(0, vnet_check_tx(&self->n, lens, 6, n, 32, 1, why)) TH_LOG("%s", why);
+	for (i = 0; i < n; i++)
+		bytes += lens[i % 6];
+	ASSERT_EQ(0, vnet_check_rx(&self->n, lens, 6, nrx, 32, 1, why)) TH_LOG("%s", why);
+	/* then nobody listens: zero-copy completes */
+	close(self->n.sock_fd);
+	self->n.sock_fd = -1;
+	ASSERT_EQ(0, tx_burst(&self->n, 1514, 200));
+	ASSERT_EQ(0, tx_burst(&self->n, 100, 50));
+	n += 250;
+	bytes += 200 * 1514 + 50 * 100;
+	ASSERT_EQ(0, zcopy_settle(self, &c1));
+	ASSERT_EQ(0, vnet_tap_stat(&self->n, "rx_packets", &tap_pk1));
+	ASSERT_EQ(0, vnet_tap_stat(&self->n, "rx_bytes", &tap_by1));
+
+	TH_LOG("tx %llu: zero-copy %llu sent, %llu fell back; copied %llu short, %llu hol, %llu back-off",
+	       (unsigned long long)D(c1.txq, c0.txq, TX_PACKETS),
+	       (unsigned long long)D(c1.txq, c0.txq, ZCOPY_SENT),
+	       (unsigned long long)D(c1.txq, c0.txq, ZCOPY_FALLBACK),
+	       (unsigned long long)D(c1.txq, c0.txq, ZCOPY_COPIED),
+	       (unsigned long long)D(c1.txq, c0.txq, ZCOPY_HOL_STALLS),
+	       (unsigned long long)D(c1.txq, c0.txq, ZCOPY_BACKOFF));
+	EXPECT_EQ(n, D(c1.txq, c0.txq, TX_PACKETS));
+	EXPECT_EQ(bytes, D(c1.txq, c0.txq, TX_BYTES));
+	EXPECT_EQ(0, D(c1.txq, c0.txq, TX_ERRORS));
+	EXPECT_EQ(D(c1.txq, c0.txq, TX_PACKETS),
+		  zcopy_outcomes(&c1.txq) - zcopy_outcomes(&c0.txq));
+	/* each kind was there */
+	EXPECT_GT(D(c1.txq, c0.txq, ZCOPY_SENT), 0);
+	EXPECT_GT(D(c1.txq, c0.txq, ZCOPY_FALLBACK), 0);
+	EXPECT_GT(D(c1.txq, c0.txq, ZCOPY_COPIED), 0);
+	/* what the TAP received from its user side */
+	EXPECT_EQ(D(c1.txq, c0.txq, TX_PACKETS), tap_pk1 - tap_pk0);
+	EXPECT_EQ(D(c1.txq, c0.txq, TX_BYTES), tap_by1 - tap_by0);
+	/* what was injected */
+	EXPECT_EQ(nrx, D(c1.rxq, c0.rxq, RX_PACKETS));
+	for (i = 0, bytes = 0; i < nrx; i++)
+		bytes += lens[i % 6];
+	EXPECT_EQ(bytes, D(c1.rxq, c0.rxq, RX_BYTES));
+	/* the driver's own counts */
+	EXPECT_EQ(self->n.vq[VNET_TX].kicks, c1.txq.v[VHOST_A_STATS_KICKS]);
+	EXPECT_EQ(self->n.vq[VNET_RX].kicks, c1.rxq.v[VHOST_A_STATS_KICKS]);
+	EXPECT_EQ(vq_calls_collect(&self->n.vq[VNET_TX]),
+		  c1.txq.v[VHOST_A_STATS_CALLS]);
+	EXPECT_EQ(vq_calls_collect(&self->n.vq[VNET_RX]),
+		  c1.rxq.v[VHOST_A_STATS_CALLS]);
+	check_consistent(_metadata, self, &c1);
+}
+
+/*
+ * What the TAP refuses is a TX error, returned to the guest: a link that
+ * is down fails tun's sendmsg (-EIO) on the path that sends one packet at
+ * a time, copied (socket send buffer below INT_MAX: no batching) or
+ * zero-copy.  On the batched path tun takes every packet, whatever the
+ * link: they are sent as far as vhost can tell, and counted so on both
+ * sides.
+ */
+TEST_F(admin, tx_errors_count_what_the_tap_refused)
+{
+	uint64_t pk0, pk1, q0, q1;
+	struct counts c0, c1, c2, c3, c4;
+	int n = 40;
+
+	ASSERT_EQ(0, open_dev(self, true));
+	close(self->n.sock_fd);
+	self->n.sock_fd = -1;
+	ASSERT_EQ(0, vnet_tap_sndbuf(&self->n, 1 << 20));
+	ASSERT_EQ(0, vnet_link_set(&self->n, false));
+	ASSERT_EQ(0, vnet_tap_stat(&self->n, "rx_packets", &pk0));
+	ASSERT_EQ(0, get_counts(self, &c0));
+	/* copied: every buffer comes back, counted as an error */
+	ASSERT_EQ(0, tx_burst(&self->n, 1514, n));
+	ASSERT_EQ(0, get_counts(self, &c1));
+	EXPECT_EQ(n, D(c1.txq, c0.txq, TX_ERRORS));
+	EXPECT_EQ(0, D(c1.txq, c0.txq, TX_PACKETS));
+	EXPECT_EQ(0, D(c1.txq, c0.txq, TX_BYTES));
+	/* zero-copy: the same, and no zero-copy outcome either */
+	ASSERT_EQ(0, adm_set(self->ys, self->id, ADM_TUN(-1, 1, -1, -1)));
+	ASSERT_EQ(0, tx_burst(&self->n, 1514, n));
+	ASSERT_EQ(0, tx_burst(&self->n, 64, n));
+	ASSERT_EQ(0, zcopy_settle(self, &c2));
+	EXPECT_EQ(2 * n, D(c2.txq, c1.txq, TX_ERRORS));
+	EXPECT_EQ(0, D(c2.txq, c1.txq, TX_PACKETS));
+	EXPECT_EQ(0, zcopy_outcomes(&c2.txq));
+	ASSERT_EQ(0, vnet_tap_stat(&self->n, "rx_packets", &pk1));
+	EXPECT_EQ(pk0, pk1);
+	/* link up: sent */
+	ASSERT_EQ(0, vnet_link_set(&self->n, true));
+	ASSERT_EQ(0, tx_burst(&self->n, 1514, n));
+	ASSERT_EQ(0, zcopy_settle(self, &c3));
+	EXPECT_EQ(0, D(c3.txq, c2.txq, TX_ERRORS));
+	EXPECT_EQ(n, D(c3.txq, c2.txq, TX_PACKETS));
+	EXPECT_EQ(n, zcopy_outcomes(&c3.txq));
+	/* batched, link down again: tun takes them */
+	ASSERT_EQ(0, adm_set(self->ys, self->id, ADM_TUN(-1, 0, -1, -1)));
+	ASSERT_EQ(0, vnet_tap_sndbuf(&self->n, INT_MAX));
+	ASSERT_EQ(0, vnet_link_set(&self->n, false));
+	ASSERT_EQ(0, vnet_tap_stat(&self->n, "rx_packets", &q0));
+	ASSERT_EQ(0, tx_burst(&self->n, 1514, n));
+	ASSERT_EQ(0, get_counts(self, &c4));
+	ASSERT_EQ(0, vnet_tap_stat(&self->n, "rx_packets", &q1));
+	TH_LOG("batched to a down TAP: %llu sent, %llu errors; the TAP counted %llu",
+	       (unsigned long long)D(c4.txq, c3.txq, TX_PACKETS),
+	       (unsigned long long)D(c4.txq, c3.txq, TX_ERRORS),
+	       (unsigned long long)(q1 - q0));
+	EXPECT_EQ(n, D(c4.txq, c3.txq, TX_PACKETS) + D(c4.txq, c3.txq, TX_ERRORS));
+	EXPECT_EQ(D(c4.txq, c3.txq, TX_PACKETS), q1 - q0);
+	check_consistent(_metadata, self, &c4);
+}
+
+/*
+ * A TAP deleted under a device: tun fails every send (-EBADFD), batched or
+ * not.  Those are TX errors, and the spec says their buffers are returned
+ * to the guest.  The backend is still reported by the index it had, without
+ * a name.
+ */
+TEST_F(admin, tx_errors_tap_deleted_buffers_returned)
+{
+	struct vhost_dev_get_rsp *d;
+	struct counts c0, c1;
+	char cmd[64];
+	int n = 20, r;
+
+	ASSERT_EQ(0, open_dev(self, true));
+	close(self->n.sock_fd);
+	self->n.sock_fd = -1;
+	snprintf(cmd, sizeof(cmd), "ip link del dev %s", self->n.ifname);
+	if (system(cmd))
+		SKIP(return, "cannot delete the TAP with ip(8)");
+	d = adm_get(self->ys, self->id);
+	ASSERT_NE(NULL, d);
+	EXPECT_TRUE(!!d->_present.backend_ifindex);
+	EXPECT_EQ(0, d->_present.backend_ifname_len);
+	vhost_dev_get_rsp_free(d);
+	ASSERT_EQ(0, get_counts(self, &c0));
+	r = tx_burst(&self->n, 1514, n);
+	ASSERT_EQ(0, get_counts(self, &c1));
+	TH_LOG("%d sent to a deleted TAP: %llu errors, %llu sent, %llu not returned, %d vq errors",
+	       n, (unsigned long long)D(c1.txq, c0.txq, TX_ERRORS),
+	       (unsigned long long)D(c1.txq, c0.txq, TX_PACKETS),
+	       (unsigned long long)self->n.tx_pending,
+	       vq_error_count(&self->n.vq[VNET_TX]));
+	EXPECT_EQ(n, D(c1.txq, c0.txq, TX_ERRORS));
+	EXPECT_EQ(0, D(c1.txq, c0.txq, TX_PACKETS));
+	EXPECT_EQ(0, r) TH_LOG("buffers not returned: %s", strerror(-r));
+}
+
+/* dev-get and dev-set select by backend interface in one request. */
+TEST_F(admin, select_by_backend_interface)
+{
+	struct vhost_dev_set_req *sr;
+	struct vhost_dev_get_req *req;
+	struct vhost_dev_get_rsp *d;
+	struct vnet other;
+	struct vnet_opts o = { .ring_num = 64 };
+	int64_t other_id;
+
+	ASSERT_EQ(0, open_dev(self, true));
+	ASSERT_EQ(0, vnet_open(&other, &o));
+	other_id = vhost_fd_id(other.vhost_fd);
+	ASSERT_LE(0, other_id);
+
+	req = vhost_dev_get_req_alloc();
+	vhost_dev_get_req_set_backend_ifname(req, self->n.ifname);
+	d = vhost_dev_get(self->ys, req);
+	ASSERT_NE(NULL, d) TH_LOG("%s", self->ys->err.msg);
+	EXPECT_EQ(self->id, d->id);
+	vhost_dev_get_rsp_free(d);
+	vhost_dev_get_req_set_backend_ifindex(req, if_nametoindex(self->n.ifname));
+	vhost_dev_get_req_set_id(req, self->id);
+	vhost_dev_get_req_set_name(req, self->name);
+	d = vhost_dev_get(self->ys, req);
+	ASSERT_NE(NULL, d) TH_LOG("%s", self->ys->err.msg);
+	EXPECT_EQ(self->id, d->id);
+	vhost_dev_get_rsp_free(d);
+	/* selectors that disagree: refused, the culprit pointed at */
+	vhost_dev_get_req_set_backend_ifname(req, other.ifname);
+	EXPECT_EQ(NULL, vhost_dev_get(self->ys, req));
+	EXPECT_EQ(-EINVAL, adm_err(self->ys));
+	EXPECT_TRUE(adm_msg_has(self->ys, "do not agree"))
+		TH_LOG("%s", self->ys->err.msg);
+	EXPECT_NE(0, self->ys->err.attr_offs);
+	vhost_dev_get_req_free(req);
+
+	/* set by interface name: that device, and only it */
+	sr = vhost_dev_set_req_alloc();
+	vhost_dev_set_req_set_backend_ifname(sr, other.ifname);
+	vhost_dev_set_req_set_zcopy_min_len(sr, 1000);
+	ASSERT_EQ(0, vhost_dev_set(self->ys, sr)) TH_LOG("%s", self->ys->err.msg);
+	vhost_dev_set_req_free(sr);
+	d = adm_get(self->ys, other_id);
+	ASSERT_NE(NULL, d);
+	EXPECT_EQ(1000, d->zcopy_min_len);
+	vhost_dev_get_rsp_free(d);
+	d = adm_get(self->ys, self->id);
+	ASSERT_NE(NULL, d);
+	EXPECT_NE(1000, d->zcopy_min_len);
+	vhost_dev_get_rsp_free(d);
+	/* by index, disagreeing with the id: nothing changes */
+	sr = vhost_dev_set_req_alloc();
+	vhost_dev_set_req_set_id(sr, self->id);
+	vhost_dev_set_req_set_backend_ifindex(sr, if_nametoindex(other.ifname));
+	vhost_dev_set_req_set_zcopy_min_len(sr, 2000);
+	EXPECT_NE(0, vhost_dev_set(self->ys, sr));
+	EXPECT_EQ(-EINVAL, adm_err(self->ys));
+	EXPECT_TRUE(adm_msg_has(self->ys, "do not agree"));
+	vhost_dev_set_req_free(sr);
+	d = adm_get(self->ys, other_id);
+	ASSERT_NE(NULL, d);
+	EXPECT_EQ(1000, d->zcopy_min_len);
+	vhost_dev_get_rsp_free(d);
+
+	/*
+	 * Two devices feeding one interface (as the queues of a multiqueue
+	 * TAP do): the interface selects neither, it names no device.
+	 */
+	ASSERT_EQ(0, vnet_set_backend(&other, VNET_TX, self->n.tap_fd));
+	sr = vhost_dev_set_req_alloc();
+	vhost_dev_set_req_set_backend_ifname(sr, self->n.ifname);
+	vhost_dev_set_req_set_zcopy_min_len(sr, 3000);
+	EXPECT_NE(0, vhost_dev_set(self->ys, sr));
+	EXPECT_EQ(-EINVAL, adm_err(self->ys));
+	EXPECT_TRUE(adm_msg_has(self->ys, "several devices"))
+		TH_LOG("%s", self->ys->err.msg);
+	vhost_dev_set_req_free(sr);
+	d = adm_get(self->ys, other_id);
+	ASSERT_NE(NULL, d);
+	EXPECT_EQ(1000, d->zcopy_min_len);
+	vhost_dev_get_rsp_free(d);
+	d = adm_get(self->ys, self->id);
+	ASSERT_NE(NULL, d);
+	EXPECT_NE(3000, d->zcopy_min_len);
+	vhost_dev_get_rsp_free(d);
+	vnet_close(&other);
+}
+
+/* A closed device's id is not given to the next one. */
+TEST_F(admin, ids_are_not_reused_at_once)
+{
+	int64_t ids[8];
+	int fd, i, j;
+
+	for (i = 0; i < 8; i++) {
+		fd = open("/dev/vhost-net", O_RDWR);
+		ASSERT_GE(fd, 0);
+		ids[i] = vhost_fd_id(fd);
+		ASSERT_LE(0, ids[i]);
+		close(fd);
+		for (j = 0; j < i; j++)
+			EXPECT_NE(ids[j], ids[i]);
+	}
+	EXPECT_EQ(NULL, adm_get(self->ys, ids[7]));
+	EXPECT_EQ(-ENODEV, adm_err(self->ys));
 }
 
 struct toggler {
-	const char *name;
-	volatile bool stop;
+	uint32_t id;
+	bool stop;		/* __atomic */
 	int sets, errors;
 };
 
@@ -740,19 +1162,19 @@ struct toggler {
 static void *toggle(void *arg)
 {
 	struct toggler *t = arg;
-	struct nlc c;
+	struct ynl_sock *ys = adm_open();
 
-	if (nlc_open(&c)) {
+	if (!ys) {
 		t->errors++;
 		return NULL;
 	}
-	for (int i = 0; !t->stop; i++) {
-		if (dev_set(&c, t->name, (struct tun){ -1, i & 1, -1, (i >> 1) & 1 }))
+	for (int i = 0; !__atomic_load_n(&t->stop, __ATOMIC_ACQUIRE); i++) {
+		if (adm_set(ys, t->id, ADM_TUN(-1, i & 1, -1, (i >> 1) & 1)))
 			t->errors++;
 		t->sets++;
 		usleep(2000);
 	}
-	nlc_close(&c);
+	ynl_sock_destroy(ys);
 	return NULL;
 }
 
@@ -767,24 +1189,25 @@ TEST_F(admin, switch_zerocopy_and_metamap_mid_traffic)
 	int n = 3000, r;
 
 	ASSERT_EQ(0, open_dev(self, true));
-	t.name = self->name;
+	t.id = self->id;
 	ASSERT_EQ(0, pthread_create(&th, NULL, toggle, &t));
 	r = vnet_check_tx(&self->n, lens, 5, n, 32, 0, why);
 	if (!r)
 		r = vnet_check_rx(&self->n, lens, 5, n / 3, 32, 0, why);
-	t.stop = true;
+	__atomic_store_n(&t.stop, true, __ATOMIC_RELEASE);
 	pthread_join(th, NULL);
 	ASSERT_EQ(0, r) TH_LOG("%s", why);
 	TH_LOG("%d switches during the traffic", t.sets);
 	EXPECT_EQ(0, t.errors);
 	EXPECT_GT(t.sets, 4);
-	ASSERT_EQ(0, get_counts(self, &c));
-	EXPECT_EQ(n, c.dev.st[VHOST_A_STATS_TX_PACKETS]);
-	EXPECT_EQ(n / 3, c.dev.st[VHOST_A_STATS_RX_PACKETS]);
-	EXPECT_EQ(0, c.txq.st[VHOST_A_STATS_ZCOPY_PENDING]);
+	ASSERT_EQ(0, zcopy_settle(self, &c));
+	EXPECT_EQ(n, c.dev.v[VHOST_A_STATS_TX_PACKETS]);
+	EXPECT_EQ(n / 3, c.dev.v[VHOST_A_STATS_RX_PACKETS]);
+	EXPECT_EQ(0, c.dev.v[VHOST_A_STATS_TX_ERRORS]);
 	/* Both paths were taken. */
-	EXPECT_GT(c.txq.st[VHOST_A_STATS_ZCOPY_SENT], 0);
-	EXPECT_GT(c.dev.st[VHOST_A_STATS_METAMAP_FAST], 0);
+	EXPECT_GT(c.txq.v[VHOST_A_STATS_ZCOPY_SENT] +
+		  c.txq.v[VHOST_A_STATS_ZCOPY_FALLBACK], 0);
+	EXPECT_GT(c.dev.v[VHOST_A_STATS_METAMAP_FAST], 0);
 	/* The last setting stuck on every queue. */
 	ASSERT_EQ(0, sysfs_u64(self->name, "metamap", &v));
 	if (!v) {
@@ -793,49 +1216,139 @@ TEST_F(admin, switch_zerocopy_and_metamap_mid_traffic)
 	}
 }
 
-/* The 6.12 tree's generic YNL client, given our spec, does and dumps. */
+/* One run of cli.py: its arguments, its output file, what it printed. */
+struct cli_run {
+	char args[512];
+	char out_path[64];
+	char out[1 << 15];
+	pid_t pid;
+	int status;
+};
+
+/* Start "cd <ynl> && cli.py --spec <spec> <args>", output to a file. */
+static int cli_start(struct cli_run *r, const char *tree, int n)
+{
+	char *cmd;
+
+	snprintf(r->out_path, sizeof(r->out_path), "/tmp/vhost-admin-cli.%d.%d",
+		 getpid(), n);
+	if (asprintf(&cmd, "cd %s/tools/net/ynl && exec python3 ./cli.py --output-json --spec %s %s > %s 2>&1",
+		     tree, "../../../Documentation/netlink/specs/vhost.yaml",
+		     r->args, r->out_path) < 0)
+		return -ENOMEM;
+	r->status = -1;
+	r->pid = fork();
+	if (r->pid == 0) {
+		execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
+		_exit(127);
+	}
+	free(cmd);
+	return r->pid < 0 ? -errno : 0;
+}
+
+/* Its exit status, once it has ended, and its output. */
+static void cli_collect(struct cli_run *r)
+{
+	FILE *f = fopen(r->out_path, "r");
+	size_t n = 0;
+
+	if (f) {
+		n = fread(r->out, 1, sizeof(r->out) - 1, f);
+		fclose(f);
+		unlink(r->out_path);
+	}
+	r->out[n] = 0;
+}
+
 /*
- * Python under TCG with KASAN is slow: a longer timeout, and no schema
- * validation here (the host-side check of the generated code validates the
- * spec against the schema).
+ * The 6.12 tree's generic YNL client, given our spec, validates it against
+ * the genetlink schema (no --no-schema) and does or dumps every operation,
+ * reports an error with its extack, and prints the notifications of
+ * changes made meanwhile.  Python under TCG with KASAN is slow (10-20 s a
+ * run): the runs go in parallel.
  */
-TEST_F_TIMEOUT(admin, ynl_cli_does_and_dumps, 180)
+TEST_F_TIMEOUT(admin, ynl_cli_does_and_dumps_every_op, 300)
 {
 	/* The project's build/linux, next to build/selftests/vhost. */
 	const char *tree = getenv("VHOST_TREE") ?: "../../linux";
-	char cmd[1024], out[65536], sink[4096];
-	size_t len = 0, n;
-	FILE *p;
+	enum { MULTI, DEV_DUMP, QUEUE_DUMP, STATS_DUMP, ERROR, MONITOR, NRUNS };
+	static struct cli_run runs[NRUNS];
+	char path[512], want[64];
+	double t0 = now_ms();
+	int i, left, status;
+	pid_t pid;
 
-	snprintf(cmd, sizeof(cmd), "%s/tools/net/ynl/cli.py", tree);
-	if (access(cmd, R_OK))
+	snprintf(path, sizeof(path), "%s/tools/net/ynl/cli.py", tree);
+	if (access(path, R_OK))
 		SKIP(return, "no kernel tree with tools/net/ynl (set VHOST_TREE)");
 	ASSERT_EQ(0, open_dev(self, true));
-	snprintf(cmd, sizeof(cmd),
-		 "python3 %s/tools/net/ynl/cli.py --no-schema "
-		 "--spec %s/Documentation/netlink/specs/vhost.yaml "
-		 "--dump dev-get 2>&1 && python3 %s/tools/net/ynl/cli.py --no-schema "
-		 "--spec %s/Documentation/netlink/specs/vhost.yaml --do dev-get "
-		 "--json '{\"name\": \"%s\"}' 2>&1", tree, tree, tree, tree, self->name);
-	p = popen(cmd, "r");
-	ASSERT_NE(NULL, p);
-	/*
-	 * Drain the pipe to EOF: a child blocked on a full pipe would
-	 * never exit and pclose() would wait until the harness timeout.
-	 */
-	while ((n = fread(sink, 1, sizeof(sink), p)) > 0) {
-		if (n > sizeof(out) - 1 - len)
-			n = sizeof(out) - 1 - len;
-		memcpy(out + len, sink, n);
-		len += n;
+	/* what the multi run sets too (then changing nothing) */
+	ASSERT_EQ(0, adm_set(self->ys, self->id, ADM_TUN(7, -1, -1, -1)));
+
+	/* the do operations, in one request */
+	snprintf(runs[MULTI].args, sizeof(runs[MULTI].args),
+		 "--multi dev-get '{\"id\": %u}' --multi dev-get '{\"backend-ifname\": \"%s\"}' --multi queue-get '{\"dev-id\": %u, \"index\": 1}' --multi dev-set '{\"name\": \"%s\", \"admin-busypoll-us\": 7}'",
+		 self->id, self->n.ifname, self->id, self->name);
+	snprintf(runs[DEV_DUMP].args, sizeof(runs[0].args), "--dump dev-get");
+	snprintf(runs[QUEUE_DUMP].args, sizeof(runs[0].args),
+		 "--dump queue-get --json '{\"dev-id\": %u}'", self->id);
+	snprintf(runs[STATS_DUMP].args, sizeof(runs[0].args),
+		 "--dump stats-get --json '{\"scope\": \"queue\"}'");
+	snprintf(runs[ERROR].args, sizeof(runs[0].args),
+		 "--do dev-set --json '{\"id\": %u, \"zerocopy\": 2}'", self->id);
+	snprintf(runs[MONITOR].args, sizeof(runs[0].args),
+		 "--subscribe monitor --sleep 5");
+	for (i = 0; i < NRUNS; i++)
+		ASSERT_EQ(0, cli_start(&runs[i], tree, i));
+
+	/* changes for the monitor, every 250 ms until every run ended */
+	for (i = 0, left = NRUNS; left && now_ms() - t0 < 250000; i++) {
+		EXPECT_EQ(0, adm_set(self->ys, self->id,
+				     ADM_TUN(-1, -1, 300 + (i & 1), -1)));
+		usleep(250000);
+		while ((pid = waitpid(-1, &status, WNOHANG)) > 0) {
+			for (int k = 0; k < NRUNS; k++)
+				if (runs[k].pid == pid)
+					runs[k].status = WIFEXITED(status) ?
+						WEXITSTATUS(status) : 128;
+			left--;
+		}
 	}
-	out[len] = 0;
-	EXPECT_EQ(0, pclose(p)) TH_LOG("%s", out);
-	/* once from the dump, once from the do */
-	snprintf(cmd, sizeof(cmd), "'name': '%s'", self->name);
-	EXPECT_NE(NULL, strstr(out, cmd)) TH_LOG("%s", out);
-	EXPECT_NE(NULL, strstr(strstr(out, cmd) + 1, cmd)) TH_LOG("%s", out);
-	EXPECT_NE(NULL, strstr(out, "'tx-packets'")) TH_LOG("%s", out);
+	TH_LOG("%d runs of cli.py in %.1f s", NRUNS, (now_ms() - t0) / 1000);
+	for (i = 0; i < NRUNS; i++)
+		cli_collect(&runs[i]);
+
+	for (i = 0; i < NRUNS; i++)
+		EXPECT_EQ(i == ERROR ? 1 : 0, runs[i].status)
+			TH_LOG("%s: %s", runs[i].args, runs[i].out);
+	snprintf(want, sizeof(want), "\"name\": \"%s\"", self->name);
+	EXPECT_NE(NULL, strstr(runs[MULTI].out, want)) TH_LOG("%s", runs[MULTI].out);
+	snprintf(want, sizeof(want), "\"backend-ifname\": \"%s\"", self->n.ifname);
+	EXPECT_NE(NULL, strstr(runs[MULTI].out, want)) TH_LOG("%s", runs[MULTI].out);
+	EXPECT_NE(NULL, strstr(runs[MULTI].out, "\"owner-busypoll-us\": 0"))
+		TH_LOG("%s", runs[MULTI].out);
+	EXPECT_NE(NULL, strstr(runs[MULTI].out, "\"busypoll-us\": 7"))
+		TH_LOG("%s", runs[MULTI].out);
+	snprintf(want, sizeof(want), "\"id\": %u", self->id);
+	EXPECT_NE(NULL, strstr(runs[DEV_DUMP].out, want)) TH_LOG("%s", runs[DEV_DUMP].out);
+	EXPECT_NE(NULL, strstr(runs[DEV_DUMP].out, "\"admin-busypoll-us\": 7"))
+		TH_LOG("%s", runs[DEV_DUMP].out);
+	snprintf(want, sizeof(want), "\"dev-id\": %u", self->id);
+	EXPECT_NE(NULL, strstr(runs[QUEUE_DUMP].out, want)) TH_LOG("%s", runs[QUEUE_DUMP].out);
+	EXPECT_NE(NULL, strstr(runs[QUEUE_DUMP].out, "\"metamap-valid\""))
+		TH_LOG("%s", runs[QUEUE_DUMP].out);
+	EXPECT_NE(NULL, strstr(runs[STATS_DUMP].out, want)) TH_LOG("%s", runs[STATS_DUMP].out);
+	EXPECT_NE(NULL, strstr(runs[STATS_DUMP].out, "\"queue-type\": \"tx\""))
+		TH_LOG("%s", runs[STATS_DUMP].out);
+	EXPECT_NE(NULL, strstr(runs[STATS_DUMP].out, "\"tx-packets\""))
+		TH_LOG("%s", runs[STATS_DUMP].out);
+	/* the error and the attribute it points at */
+	EXPECT_NE(NULL, strstr(runs[ERROR].out, "zerocopy")) TH_LOG("%s", runs[ERROR].out);
+	/* notifications */
+	EXPECT_NE(NULL, strstr(runs[MONITOR].out, "dev-change-ntf"))
+		TH_LOG("%s", runs[MONITOR].out);
+	snprintf(want, sizeof(want), "\"id\": %u", self->id);
+	EXPECT_NE(NULL, strstr(runs[MONITOR].out, want)) TH_LOG("%s", runs[MONITOR].out);
 }
 
 TEST_HARNESS_MAIN

@@ -330,9 +330,16 @@ static int wire_open(struct vnet *n)
 	ifr.ifr_flags |= IFF_UP;
 	if (ioctl(fd, SIOCSIFFLAGS, &ifr) < 0)
 		return -errno;
-	if (setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &rcvbuf, sizeof(rcvbuf)) ||
-	    setsockopt(fd, SOL_SOCKET, SO_SNDBUFFORCE, &rcvbuf, sizeof(rcvbuf)) ||
-	    bind(fd, (struct sockaddr *)&sll, sizeof(sll)))
+	/* Without CAP_NET_ADMIN (a user namespace's root): what rmem_max allows. */
+	if (setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &rcvbuf, sizeof(rcvbuf)) &&
+	    (errno != EPERM ||
+	     setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &rcvbuf, sizeof(rcvbuf))))
+		return -errno;
+	if (setsockopt(fd, SOL_SOCKET, SO_SNDBUFFORCE, &rcvbuf, sizeof(rcvbuf)) &&
+	    (errno != EPERM ||
+	     setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &rcvbuf, sizeof(rcvbuf))))
+		return -errno;
+	if (bind(fd, (struct sockaddr *)&sll, sizeof(sll)))
 		return -errno;
 	return 0;
 }
@@ -532,10 +539,16 @@ int vnet_reopen(struct vnet *n)
 
 int vnet_open(struct vnet *n, const struct vnet_opts *o)
 {
+	return vnet_open_fd(n, o, -1);
+}
+
+int vnet_open_fd(struct vnet *n, const struct vnet_opts *o, int vhost_fd)
+{
 	int i, r;
 
 	memset(n, 0, sizeof(*n));
-	n->vhost_fd = n->tap_fd = n->sock_fd = -1;
+	n->tap_fd = n->sock_fd = -1;
+	n->vhost_fd = vhost_fd;
 	n->o = *o;
 	if (!n->o.ring_num)
 		n->o.ring_num = 256;
@@ -570,7 +583,8 @@ int vnet_open(struct vnet *n, const struct vnet_opts *o)
 		r = wire_open(n);
 	if (r)
 		goto err;
-	n->vhost_fd = open("/dev/vhost-net", O_RDWR | O_CLOEXEC);
+	if (n->vhost_fd < 0)
+		n->vhost_fd = open("/dev/vhost-net", O_RDWR | O_CLOEXEC);
 	if (n->vhost_fd < 0) {
 		r = -errno;
 		goto err;
@@ -637,6 +651,17 @@ int vnet_tx_add(struct vnet *n, const struct virtio_net_hdr_v1 *hdr,
 	if (head >= 0)
 		n->tx_pending++;
 	return head < 0 ? head : 0;
+}
+
+int vnet_tx_add_buf(struct vnet *n, void *buf, size_t len)
+{
+	struct iovec iov = { .iov_base = buf, .iov_len = len };
+	int head = vq_add(&n->vq[VNET_TX], &iov, 1, 0);
+
+	if (head < 0)
+		return head;
+	n->tx_pending++;
+	return 0;
 }
 
 void vnet_kick(struct vnet *n, int qidx)
@@ -775,6 +800,47 @@ int vnet_rx_one(struct vnet *n, void *frame, size_t len,
 	    n->vq[VNET_RX].num_free == n->vq[VNET_RX].num)
 		vnet_rx_fill(n);
 	return got;
+}
+
+int vnet_link_set(struct vnet *n, bool up)
+{
+	struct ifreq ifr = {};
+	int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0), r = 0;
+
+	if (fd < 0)
+		return -errno;
+	snprintf(ifr.ifr_name, IFNAMSIZ, "%s", n->ifname);
+	if (ioctl(fd, SIOCGIFFLAGS, &ifr) < 0) {
+		r = -errno;
+	} else {
+		ifr.ifr_flags = up ? ifr.ifr_flags | IFF_UP :
+				     ifr.ifr_flags & ~IFF_UP;
+		if (ioctl(fd, SIOCSIFFLAGS, &ifr) < 0)
+			r = -errno;
+	}
+	close(fd);
+	return r;
+}
+
+int vnet_tap_sndbuf(struct vnet *n, int bytes)
+{
+	return xioctl(n->tap_fd, TUNSETSNDBUF, &bytes);
+}
+
+int vnet_tap_stat(struct vnet *n, const char *counter, uint64_t *v)
+{
+	char path[128];
+	FILE *f;
+	int ok;
+
+	snprintf(path, sizeof(path), "/sys/class/net/%s/statistics/%s",
+		 n->ifname, counter);
+	f = fopen(path, "r");
+	if (!f)
+		return -errno;
+	ok = fscanf(f, "%" SCNu64, v) == 1;
+	fclose(f);
+	return ok ? 0 : -EINVAL;
 }
 
 int wire_send(struct vnet *n, const void *frame, size_t len)

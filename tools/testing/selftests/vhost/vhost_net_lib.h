@@ -89,6 +89,8 @@ size_t vring_used_size(unsigned int num);
 
 /* Whole device: TAP, vhost-net fd, owner, features, memory, rings, backend. */
 int vnet_open(struct vnet *n, const struct vnet_opts *o);
+/* The same on an open /dev/vhost-net fd (or -1), which n then owns. */
+int vnet_open_fd(struct vnet *n, const struct vnet_opts *o, int vhost_fd);
 void vnet_close(struct vnet *n);
 
 /* vhost ioctls, each returning 0 or -errno. */
@@ -102,6 +104,11 @@ int vnet_reopen(struct vnet *n);	/* close the vhost fd, set up a new one */
 /* Transmit path. vnet_tx_add copies hdr (may be NULL) and data into a buffer. */
 int vnet_tx_add(struct vnet *n, const struct virtio_net_hdr_v1 *hdr,
 		const void *data, size_t len);
+/*
+ * Queue one TX descriptor of len bytes of caller memory at buf, virtio-net
+ * header first, as is (nothing is copied or read); vnet_kick() publishes it.
+ */
+int vnet_tx_add_buf(struct vnet *n, void *buf, size_t len);
 /* Publish avail idx and kick if the device asks for it. */
 void vnet_kick(struct vnet *n, int qidx);
 /* Reap used TX buffers; returns how many. */
@@ -121,6 +128,11 @@ int vnet_rx_fill(struct vnet *n);	/* post every free RX buffer */
  */
 int vnet_rx_one(struct vnet *n, void *frame, size_t len,
 		struct virtio_net_hdr_v1 *hdr, int timeout_ms);
+
+/* The TAP: link up or down, its socket send buffer, its netdev counters. */
+int vnet_link_set(struct vnet *n, bool up);
+int vnet_tap_sndbuf(struct vnet *n, int bytes);
+int vnet_tap_stat(struct vnet *n, const char *counter, uint64_t *v);
 
 /* The wire. */
 int wire_send(struct vnet *n, const void *frame, size_t len);
