@@ -120,10 +120,10 @@ void jw_u64(struct jw *jw, const char *key, uint64_t v)
 	fprintf(jw->f, "%" PRIu64, v);
 }
 
-void jw_bool(struct jw *jw, const char *key, bool v)
+void jw_s64(struct jw *jw, const char *key, int64_t v)
 {
 	jw_prefix(jw, key);
-	fputs(v ? "true" : "false", jw->f);
+	fprintf(jw->f, "%" PRId64, v);
 }
 
 void jw_str(struct jw *jw, const char *key, const char *s)

@@ -27,7 +27,7 @@ void jw_obj_close(struct jw *jw);
 void jw_arr_open(struct jw *jw, const char *key);
 void jw_arr_close(struct jw *jw);
 void jw_u64(struct jw *jw, const char *key, uint64_t v);
-void jw_bool(struct jw *jw, const char *key, bool v);
+void jw_s64(struct jw *jw, const char *key, int64_t v);
 void jw_str(struct jw *jw, const char *key, const char *s);
 
 #endif

@@ -50,32 +50,62 @@ int vh_get_u32(const char *s, uint32_t *val)
 	return 0;
 }
 
-bool vh_is_vhost_name(const char *s)
+static bool all_digits(const char *s)
 {
-	size_t i, n = strlen("vhost");
-
-	if (strncmp(s, "vhost", n) || !s[n] || strlen(s) >= VH_NAME_LEN)
+	if (!*s)
 		return false;
-	for (i = n; s[i]; i++)
-		if (!isdigit((unsigned char)s[i]))
+	for (; *s; s++)
+		if (!isdigit((unsigned char)*s))
 			return false;
 	return true;
 }
 
+bool vh_is_vhost_name(const char *s)
+{
+	size_t n = strlen("vhost");
+
+	return !strncmp(s, "vhost", n) && all_digits(s + n) &&
+	       strlen(s) < IFNAMSIZ;
+}
+
+static const char *const obj_names[] = {
+	[VH_HELP_MAIN]	= "",
+	[VH_HELP_DEV]	= "dev ",
+	[VH_HELP_QUEUE]	= "queue ",
+};
+
+static int unknown_word(struct vh_req *req, const char *word)
+{
+	return perr(req, "Unknown keyword \"%s\", try \"vhostctl %shelp\"",
+		    word, obj_names[req->help]);
+}
+
+/* DEV: a decimal id, a vhostN name, or the name of a backend interface. */
 static int parse_dev_name(struct vh_req *req, const char *name)
 {
-	if (req->dev)
+	struct vh_sel *sel = &req->sel;
+
+	if (sel->kind != VH_SEL_ALL)
 		return perr(req, "Duplicate argument \"dev\"");
 	if (!*name || strlen(name) >= IFNAMSIZ)
 		return perr(req, "Invalid device name \"%s\"", name);
-	req->dev = name;
+	if (all_digits(name)) {
+		if (vh_get_u32(name, &sel->id))
+			return perr(req, "Invalid device id \"%s\"", name);
+		sel->kind = VH_SEL_ID;
+	} else if (vh_is_vhost_name(name)) {
+		sel->kind = VH_SEL_NAME;
+	} else {
+		sel->kind = VH_SEL_IFNAME;
+	}
+	sel->name = name;
 	return 0;
 }
 
 /*
- * The words of every device command: "dev NAME", "help", and a bare NAME
- * where @bare allows one.  Returns 1 when *argv was one of them (argv then
- * on its last word), 0 when it was not, -1 on error.
+ * The words every command takes: "dev DEV", "help", and a bare DEV where
+ * bare allows one.  Returns 1 when *argv was one of them (argv then on its
+ * last word), 0 when it was not, -1 on error.
  */
 static int parse_dev_word(struct vh_req *req, int *argc, char ***argv,
 			  bool bare)
@@ -88,7 +118,6 @@ static int parse_dev_word(struct vh_req *req, int *argc, char ***argv,
 	}
 	if (!strcmp(**argv, "help")) {
 		req->cmd = VH_CMD_HELP;
-		req->help = VH_HELP_DEV;
 		return 1;
 	}
 	if (bare)
@@ -96,30 +125,97 @@ static int parse_dev_word(struct vh_req *req, int *argc, char ***argv,
 	return 0;
 }
 
-static int unknown_dev_word(struct vh_req *req, const char *word)
+/* The value after a keyword: moves argv on it, or fails. */
+static int next_value(struct vh_req *req, int *argc, char ***argv)
 {
-	return perr(req, "Unknown keyword \"%s\", try \"vhostctl dev help\"",
-		    word);
+	if (*argc < 2)
+		return perr(req, "Missing value for \"%s\"", **argv);
+	(*argc)--, (*argv)++;
+	return 0;
 }
 
-/* show / stats: [ [dev] DEV ] */
-static int parse_dev_filter(struct vh_req *req, int argc, char **argv)
+/* dev show: [ [dev] DEV ] */
+static int parse_show(struct vh_req *req, int argc, char **argv)
 {
 	for (; argc > 0; argc--, argv++) {
-		int r = parse_dev_word(req, &argc, &argv, !req->dev);
+		int r = parse_dev_word(req, &argc, &argv,
+				       req->sel.kind == VH_SEL_ALL);
 
 		if (r < 0)
 			return -1;
 		if (req->cmd == VH_CMD_HELP)
 			return 0;
 		if (!r)
-			return unknown_dev_word(req, *argv);
+			return unknown_word(req, *argv);
 	}
 	return 0;
 }
 
+/* dev stats: [ [dev] DEV ] [ scope { device | queue } ] */
+static int parse_stats(struct vh_req *req, int argc, char **argv)
+{
+	for (; argc > 0; argc--, argv++) {
+		int r;
+
+		if (!strcmp(*argv, "scope")) {
+			if (next_value(req, &argc, &argv))
+				return -1;
+			if (req->scope != VH_SCOPE_DEFAULT)
+				return perr(req, "Duplicate argument \"scope\"");
+			if (!strcmp(*argv, "device"))
+				req->scope = VH_SCOPE_DEVICE;
+			else if (!strcmp(*argv, "queue"))
+				req->scope = VH_SCOPE_QUEUE;
+			else
+				return perr(req, "Invalid \"scope\" value \"%s\", expected \"device\" or \"queue\"",
+					    *argv);
+			continue;
+		}
+		r = parse_dev_word(req, &argc, &argv,
+				   req->sel.kind == VH_SEL_ALL);
+		if (r < 0)
+			return -1;
+		if (req->cmd == VH_CMD_HELP)
+			return 0;
+		if (!r)
+			return unknown_word(req, *argv);
+	}
+	return 0;
+}
+
+/* queue show: [ [dev] DEV [ index N ] ] */
+static int parse_queue_show(struct vh_req *req, int argc, char **argv)
+{
+	for (; argc > 0; argc--, argv++) {
+		int r;
+
+		if (!strcmp(*argv, "index")) {
+			if (next_value(req, &argc, &argv))
+				return -1;
+			if (req->has_index)
+				return perr(req, "Duplicate argument \"index\"");
+			if (vh_get_u32(*argv, &req->index))
+				return perr(req, "Invalid \"index\" value \"%s\"",
+					    *argv);
+			req->has_index = true;
+			continue;
+		}
+		r = parse_dev_word(req, &argc, &argv,
+				   req->sel.kind == VH_SEL_ALL);
+		if (r < 0)
+			return -1;
+		if (req->cmd == VH_CMD_HELP)
+			return 0;
+		if (!r)
+			return unknown_word(req, *argv);
+	}
+	if (req->has_index && req->sel.kind == VH_SEL_ALL)
+		return perr(req, "Argument \"index\" needs a device, give \"dev DEV\"");
+	return 0;
+}
+
 static int parse_on_off(struct vh_req *req, const char *key, const char *s,
-			uint8_t *val)
+			uint32_t *val)
 {
 	if (!strcmp(s, "on"))
 		*val = 1;
@@ -131,82 +227,91 @@ static int parse_on_off(struct vh_req *req, const char *key, const char *s,
 	return 0;
 }
 
-enum set_kind { SET_U32, SET_ON_OFF };
-
 static const struct set_param {
 	const char *key;
 	int attr;
-	enum set_kind kind;
+	bool on_off;
 	size_t off;
 } set_params[] = {
-	{ "busypoll-us", VHOST_A_DEV_BUSYPOLL_US, SET_U32,
+	{ "busypoll-us", VHOST_A_DEV_ADMIN_BUSYPOLL_US, false,
 	  offsetof(struct vh_set, busypoll_us) },
-	{ "zerocopy", VHOST_A_DEV_ZEROCOPY, SET_ON_OFF,
+	{ "zerocopy", VHOST_A_DEV_ZEROCOPY, true,
 	  offsetof(struct vh_set, zerocopy) },
-	{ "zcopy-min-len", VHOST_A_DEV_ZCOPY_MIN_LEN, SET_U32,
+	{ "zcopy-min-len", VHOST_A_DEV_ZCOPY_MIN_LEN, false,
 	  offsetof(struct vh_set, zcopy_min_len) },
-	{ "metamap", VHOST_A_DEV_METAMAP, SET_ON_OFF,
+	{ "metamap", VHOST_A_DEV_METAMAP, true,
 	  offsetof(struct vh_set, metamap) },
 };
 
-/* set: [dev] DEV { busypoll-us N | zerocopy on|off | ... } ... */
+static const struct set_param *find_set_param(const char *word)
+{
+	unsigned int i;
+
+	for (i = 0; i < ARRAY_SIZE(set_params); i++)
+		if (!strcmp(word, set_params[i].key))
+			return &set_params[i];
+	return NULL;
+}
+
+static int parse_set_value(struct vh_req *req, const struct set_param *p,
+			   const char *s)
+{
+	uint32_t *field = (uint32_t *)((char *)&req->set + p->off);
+
+	if (req->set.mask & VH_BIT(p->attr))
+		return perr(req, "Duplicate argument \"%s\"", p->key);
+	if (p->on_off) {
+		if (parse_on_off(req, p->key, s, field))
+			return -1;
+	} else if (vh_get_u32(s, field)) {
+		return perr(req, "Invalid \"%s\" value \"%s\"", p->key, s);
+	}
+	req->set.mask |= VH_BIT(p->attr);
+	return 0;
+}
+
+/* dev set: [dev] DEV { busypoll-us N | zerocopy on|off | ... } ... */
 static int parse_set(struct vh_req *req, int argc, char **argv)
 {
 	int pos;
 
 	for (pos = 0; argc > 0; pos++, argc--, argv++) {
-		const struct set_param *p = NULL;
-		unsigned int i;
+		const struct set_param *p = find_set_param(*argv);
+		int r;
 
-		for (i = 0; i < ARRAY_SIZE(set_params); i++)
-			if (!strcmp(*argv, set_params[i].key))
-				p = &set_params[i];
 		if (p) {
-			char *field = (char *)&req->set + p->off;
-
-			if (argc < 2)
-				return perr(req, "Missing value for \"%s\"", p->key);
-			argc--, argv++;
-			if (req->set.mask & VH_BIT(p->attr))
-				return perr(req, "Duplicate argument \"%s\"", p->key);
-			if (p->kind == SET_ON_OFF) {
-				if (parse_on_off(req, p->key, *argv,
-						 (uint8_t *)field))
-					return -1;
-			} else if (vh_get_u32(*argv, (uint32_t *)field)) {
-				return perr(req, "Invalid \"%s\" value \"%s\"",
-					    p->key, *argv);
-			}
-			req->set.mask |= VH_BIT(p->attr);
-		} else {
-			int r = parse_dev_word(req, &argc, &argv, pos == 0);
-
-			if (r < 0)
+			if (next_value(req, &argc, &argv) ||
+			    parse_set_value(req, p, *argv))
 				return -1;
-			if (req->cmd == VH_CMD_HELP)
-				return 0;
-			if (!r)
-				return unknown_dev_word(req, *argv);
+			continue;
 		}
+		r = parse_dev_word(req, &argc, &argv, pos == 0);
+		if (r < 0)
+			return -1;
+		if (req->cmd == VH_CMD_HELP)
+			return 0;
+		if (!r)
+			return unknown_word(req, *argv);
 	}
-	if (!req->dev)
+	if (req->sel.kind == VH_SEL_ALL)
 		return perr(req, "Device name is missing");
 	if (!req->set.mask)
 		return perr(req, "Nothing to set, give busypoll-us, zerocopy, zcopy-min-len or metamap");
 	return 0;
 }
 
-/* The commands of "dev", also accepted at the top level. */
+/* The commands of "dev", also accepted at the top level.  1: not one. */
 static int parse_dev_cmd(struct vh_req *req, const char *cmd, int argc,
 			 char **argv)
 {
+	req->help = VH_HELP_DEV;
 	if (!strcmp(cmd, "show") || !strcmp(cmd, "list")) {
 		req->cmd = VH_CMD_SHOW;
-		return parse_dev_filter(req, argc, argv);
+		return parse_show(req, argc, argv);
 	}
 	if (!strcmp(cmd, "stats")) {
 		req->cmd = VH_CMD_STATS;
-		return parse_dev_filter(req, argc, argv);
+		return parse_stats(req, argc, argv);
 	}
 	if (!strcmp(cmd, "set")) {
 		req->cmd = VH_CMD_SET;
@@ -214,10 +319,73 @@ static int parse_dev_cmd(struct vh_req *req, const char *cmd, int argc,
 	}
 	if (!strcmp(cmd, "help")) {
 		req->cmd = VH_CMD_HELP;
-		req->help = VH_HELP_DEV;
 		return 0;
 	}
-	return 1;	/* not a dev command */
+	return 1;
+}
+
+/* queue [ { show | list } ... | help ] */
+static int parse_queue(struct vh_req *req, int argc, char **argv)
+{
+	req->help = VH_HELP_QUEUE;
+	req->cmd = VH_CMD_QUEUE_SHOW;
+	if (argc < 1)
+		return 0;
+	if (!strcmp(*argv, "show") || !strcmp(*argv, "list"))
+		return parse_queue_show(req, argc - 1, argv + 1);
+	if (!strcmp(*argv, "help")) {
+		req->cmd = VH_CMD_HELP;
+		return 0;
+	}
+	return perr(req, "Command \"%s\" is unknown, try \"vhostctl queue help\"",
+		    *argv);
+}
+
+static int parse_monitor(struct vh_req *req, int argc, char **argv)
+{
+	req->cmd = VH_CMD_MONITOR;
+	if (argc > 0 && !strcmp(*argv, "help")) {
+		req->cmd = VH_CMD_HELP;
+		return 0;
+	}
+	if (argc > 0)
+		return unknown_word(req, *argv);
+	return 0;
+}
+
+static int parse_object(struct vh_req *req, int argc, char **argv)
+{
+	const char *obj = *argv;
+	int r;
+
+	argc--, argv++;
+	if (!strcmp(obj, "dev")) {
+		req->help = VH_HELP_DEV;
+		if (argc < 1) {
+			req->cmd = VH_CMD_SHOW;
+			return 0;
+		}
+		r = parse_dev_cmd(req, *argv, argc - 1, argv + 1);
+		if (r > 0)
+			return perr(req, "Command \"%s\" is unknown, try \"vhostctl dev help\"",
+				    *argv);
+		return r;
+	}
+	if (!strcmp(obj, "queue"))
+		return parse_queue(req, argc, argv);
+	if (!strcmp(obj, "monitor"))
+		return parse_monitor(req, argc, argv);
+	if (!strcmp(obj, "help")) {
+		req->cmd = VH_CMD_HELP;
+		return 0;
+	}
+	r = parse_dev_cmd(req, obj, argc, argv);
+	if (r > 0) {
+		req->help = VH_HELP_MAIN;
+		return perr(req, "Object \"%s\" is unknown, try \"vhostctl help\"",
+			    obj);
+	}
+	return r;
 }
 
 static const struct option long_opts[] = {
@@ -231,14 +399,11 @@ static const struct option long_opts[] = {
 	{ NULL,		0,	     NULL, 0 },
 };
 
-int vh_parse_cmdline(int argc, char **argv, struct vh_opts *opts,
-		     struct vh_req *req)
+static int parse_options(int argc, char **argv, struct vh_opts *opts,
+			 struct vh_req *req)
 {
-	const char *obj;
-	int opt, r;
+	int opt;
 
-	memset(opts, 0, sizeof(*opts));
-	memset(req, 0, sizeof(*req));
 	/* "+": stop at the first non-option, so values like -1 stay values. */
 	optind = 0;
 	opterr = 0;
@@ -258,59 +423,37 @@ int vh_parse_cmdline(int argc, char **argv, struct vh_opts *opts,
 			break;
 		case 'h':
 			req->cmd = VH_CMD_HELP;
-			req->help = VH_HELP_MAIN;
 			return 0;
 		default:
 			return perr(req, "Unknown option \"%s\", try \"vhostctl help\"",
 				    argv[optind - 1]);
 		}
 	}
+	return 0;
+}
+
+int vh_parse_cmdline(int argc, char **argv, struct vh_opts *opts,
+		     struct vh_req *req)
+{
+	memset(opts, 0, sizeof(*opts));
+	memset(req, 0, sizeof(*req));
+	if (parse_options(argc, argv, opts, req))
+		return -1;
+	if (req->cmd == VH_CMD_HELP)
+		return 0;
 	if (opts->version) {
 		req->cmd = VH_CMD_VERSION;
 		return 0;
 	}
 	argc -= optind;
 	argv += optind;
-	if (argc < 1) {
-		/* No object: usage on stderr, as "ip" does. */
-		req->help = VH_HELP_MAIN;
+	if (argc < 1)
+		return -1;	/* no object: usage on stderr, as "ip" does */
+	if (parse_object(req, argc, argv))
 		return -1;
-	}
-	obj = *argv;
-	argc--, argv++;
-
-	if (!strcmp(obj, "dev")) {
-		if (argc < 1) {
-			req->cmd = VH_CMD_SHOW;
-			return 0;
-		}
-		r = parse_dev_cmd(req, *argv, argc - 1, argv + 1);
-		if (r > 0)
-			return perr(req, "Command \"%s\" is unknown, try \"vhostctl dev help\"",
-				    *argv);
-		return r;
-	}
-	if (!strcmp(obj, "monitor")) {
-		req->cmd = VH_CMD_MONITOR;
-		if (argc > 0 && !strcmp(*argv, "help")) {
-			req->cmd = VH_CMD_HELP;
-			req->help = VH_HELP_MAIN;
-		} else if (argc > 0) {
-			return perr(req, "Unknown keyword \"%s\", try \"vhostctl help\"",
-				    *argv);
-		}
-		return 0;
-	}
-	if (!strcmp(obj, "help")) {
-		req->cmd = VH_CMD_HELP;
-		req->help = VH_HELP_MAIN;
-		return 0;
-	}
-	r = parse_dev_cmd(req, obj, argc, argv);
-	if (r > 0)
-		return perr(req, "Object \"%s\" is unknown, try \"vhostctl help\"",
-			    obj);
-	return r;
+	if (req->cmd == VH_CMD_STATS && req->scope == VH_SCOPE_DEFAULT)
+		req->scope = opts->stats >= 2 ? VH_SCOPE_QUEUE : VH_SCOPE_DEVICE;
+	return 0;
 }
 
 void vh_usage(FILE *f, enum vh_help which)
@@ -320,14 +463,19 @@ void vh_usage(FILE *f, enum vh_help which)
 			"Usage: vhostctl [ OPTIONS ] OBJECT { COMMAND | help }\n"
 			"       vhostctl [ OPTIONS ] { show | set | stats } ...\n"
 			"       vhostctl [ OPTIONS ] monitor\n"
-			"where  OBJECT := { dev }\n"
+			"where  OBJECT := { dev | queue }\n"
 			"       OPTIONS := { -j | --json | -p | --pretty | -s | --stats |\n"
 			"                    -V | --version | -h | --help }\n");
-	fprintf(f,
-		"Usage: vhostctl dev show [ [ dev ] DEV ]\n"
-		"       vhostctl dev set [ dev ] DEV [ busypoll-us USEC ] [ zerocopy { on | off } ]\n"
-		"                                    [ zcopy-min-len BYTES ] [ metamap { on | off } ]\n"
-		"       vhostctl dev stats [ [ dev ] DEV ]\n"
-		"       vhostctl dev help\n"
-		"where  DEV := { vhostN | IFNAME of the device's TAP backend }\n");
+	if (which != VH_HELP_QUEUE)
+		fprintf(f,
+			"Usage: vhostctl dev show [ [ dev ] DEV ]\n"
+			"       vhostctl dev set [ dev ] DEV [ busypoll-us USEC ] [ zerocopy { on | off } ]\n"
+			"                                    [ zcopy-min-len BYTES ] [ metamap { on | off } ]\n"
+			"       vhostctl dev stats [ [ dev ] DEV ] [ scope { device | queue } ]\n"
+			"       vhostctl dev help\n");
+	if (which != VH_HELP_DEV)
+		fprintf(f,
+			"Usage: vhostctl queue show [ [ dev ] DEV [ index N ] ]\n"
+			"       vhostctl queue help\n");
+	fprintf(f, "where  DEV := { ID | vhostN | IFNAME of the device's TAP backend }\n");
 }

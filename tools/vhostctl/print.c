@@ -1,8 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Objects -> text or JSON.  Text uses the command line's keywords
- * ("busypoll-us 50"); JSON uses the same names with underscores, which are
- * also the names of the sysfs files ("busypoll_us": 50).  Attributes the
+ * The generated reply structs -> text or JSON.  JSON keys are the attribute
+ * names of the spec, taken from the generated attribute tables, and values
+ * have the spec's types (enums by name), so "-j" prints what the kernel's
+ * tools/net/ynl/cli.py --output-json prints for the same op.  Text uses the
+ * command line's keywords: the device's admin-busypoll-us is "busypoll-us",
+ * the keyword that sets it; 0/1 tunables are "on"/"off".  Attributes the
  * kernel did not send are not printed at all.
  */
 #include <inttypes.h>
@@ -12,71 +15,109 @@
 #include "vhostctl.h"
 #include "json.h"
 
-static const char *const stat_keys[VHOST_A_STATS_MAX + 1] = {
-	[VHOST_A_STATS_RX_PACKETS]		= "rx_packets",
-	[VHOST_A_STATS_RX_BYTES]		= "rx_bytes",
-	[VHOST_A_STATS_TX_PACKETS]		= "tx_packets",
-	[VHOST_A_STATS_TX_BYTES]		= "tx_bytes",
-	[VHOST_A_STATS_KICKS]			= "kicks",
-	[VHOST_A_STATS_CALLS]			= "calls",
-	[VHOST_A_STATS_BUSYPOLL_LOOPS]		= "busypoll_loops",
-	[VHOST_A_STATS_BUSYPOLL_NS]		= "busypoll_ns",
-	[VHOST_A_STATS_BUSYPOLL_FOUND]		= "busypoll_found",
-	[VHOST_A_STATS_ZCOPY_SENT]		= "zcopy_sent",
-	[VHOST_A_STATS_ZCOPY_COPIED]		= "zcopy_copied",
-	[VHOST_A_STATS_ZCOPY_PENDING]		= "zcopy_pending",
-	[VHOST_A_STATS_ZCOPY_HOL_STALLS]	= "zcopy_hol_stalls",
-	[VHOST_A_STATS_METAMAP_FAST]		= "metamap_fast",
-	[VHOST_A_STATS_METAMAP_FALLBACK]	= "metamap_fallback",
-	[VHOST_A_STATS_METAMAP_INVALIDATIONS]	= "metamap_invalidations",
-	[VHOST_A_STATS_METAMAP_REMAPS]		= "metamap_remaps",
-	[VHOST_A_STATS_METAMAP_REMAP_FAILURES]	= "metamap_remap_failures",
+/* A new counter in the spec breaks the build here: add it below. */
+_Static_assert(VHOST_A_STATS_MAX == VHOST_A_STATS_ZCOPY_BACKOFF,
+	       "add the spec's new counters to vh_stat_get() and stat_lines");
+
+static bool stat(bool present, uint64_t v, uint64_t *val)
+{
+	if (present)
+		*val = v;
+	return present;
+}
+
+bool vh_stat_get(const struct vhost_stats_get_rsp_dump *s, int attr,
+		 uint64_t *val)
+{
+	switch (attr) {
+	case VHOST_A_STATS_RX_PACKETS:
+		return stat(s->_present.rx_packets, s->rx_packets, val);
+	case VHOST_A_STATS_RX_BYTES:
+		return stat(s->_present.rx_bytes, s->rx_bytes, val);
+	case VHOST_A_STATS_TX_PACKETS:
+		return stat(s->_present.tx_packets, s->tx_packets, val);
+	case VHOST_A_STATS_TX_BYTES:
+		return stat(s->_present.tx_bytes, s->tx_bytes, val);
+	case VHOST_A_STATS_KICKS:
+		return stat(s->_present.kicks, s->kicks, val);
+	case VHOST_A_STATS_CALLS:
+		return stat(s->_present.calls, s->calls, val);
+	case VHOST_A_STATS_BUSYPOLL_LOOPS:
+		return stat(s->_present.busypoll_loops, s->busypoll_loops, val);
+	case VHOST_A_STATS_BUSYPOLL_NS:
+		return stat(s->_present.busypoll_ns, s->busypoll_ns, val);
+	case VHOST_A_STATS_BUSYPOLL_FOUND:
+		return stat(s->_present.busypoll_found, s->busypoll_found, val);
+	case VHOST_A_STATS_ZCOPY_SENT:
+		return stat(s->_present.zcopy_sent, s->zcopy_sent, val);
+	case VHOST_A_STATS_ZCOPY_COPIED:
+		return stat(s->_present.zcopy_copied, s->zcopy_copied, val);
+	case VHOST_A_STATS_ZCOPY_PENDING:
+		return stat(s->_present.zcopy_pending, s->zcopy_pending, val);
+	case VHOST_A_STATS_ZCOPY_HOL_STALLS:
+		return stat(s->_present.zcopy_hol_stalls, s->zcopy_hol_stalls, val);
+	case VHOST_A_STATS_METAMAP_FAST:
+		return stat(s->_present.metamap_fast, s->metamap_fast, val);
+	case VHOST_A_STATS_METAMAP_FALLBACK:
+		return stat(s->_present.metamap_fallback, s->metamap_fallback, val);
+	case VHOST_A_STATS_METAMAP_INVALIDATIONS:
+		return stat(s->_present.metamap_invalidations, s->metamap_invalidations, val);
+	case VHOST_A_STATS_METAMAP_REMAPS:
+		return stat(s->_present.metamap_remaps, s->metamap_remaps, val);
+	case VHOST_A_STATS_METAMAP_REMAP_FAILURES:
+		return stat(s->_present.metamap_remap_failures, s->metamap_remap_failures, val);
+	case VHOST_A_STATS_METAMAP_REFUSED:
+		return stat(s->_present.metamap_refused, s->metamap_refused, val);
+	case VHOST_A_STATS_TX_ERRORS:
+		return stat(s->_present.tx_errors, s->tx_errors, val);
+	case VHOST_A_STATS_ZCOPY_FALLBACK:
+		return stat(s->_present.zcopy_fallback, s->zcopy_fallback, val);
+	case VHOST_A_STATS_ZCOPY_BACKOFF:
+		return stat(s->_present.zcopy_backoff, s->zcopy_backoff, val);
+	default:
+		return false;
+	}
+}
+
+/* Text: counters that belong together on one line, 0-terminated. */
+static const int stat_lines[][8] = {
+	{ VHOST_A_STATS_RX_PACKETS, VHOST_A_STATS_RX_BYTES,
+	  VHOST_A_STATS_TX_PACKETS, VHOST_A_STATS_TX_BYTES,
+	  VHOST_A_STATS_TX_ERRORS },
+	{ VHOST_A_STATS_KICKS, VHOST_A_STATS_CALLS },
+	{ VHOST_A_STATS_BUSYPOLL_LOOPS, VHOST_A_STATS_BUSYPOLL_NS,
+	  VHOST_A_STATS_BUSYPOLL_FOUND },
+	{ VHOST_A_STATS_ZCOPY_SENT, VHOST_A_STATS_ZCOPY_FALLBACK,
+	  VHOST_A_STATS_ZCOPY_COPIED, VHOST_A_STATS_ZCOPY_HOL_STALLS,
+	  VHOST_A_STATS_ZCOPY_BACKOFF, VHOST_A_STATS_ZCOPY_PENDING },
+	{ VHOST_A_STATS_METAMAP_FAST, VHOST_A_STATS_METAMAP_FALLBACK,
+	  VHOST_A_STATS_METAMAP_INVALIDATIONS, VHOST_A_STATS_METAMAP_REMAPS,
+	  VHOST_A_STATS_METAMAP_REMAP_FAILURES,
+	  VHOST_A_STATS_METAMAP_REFUSED },
 };
 
-/* Text lines of counters: first attribute of each line, then the end. */
-static const int stat_lines[] = {
-	VHOST_A_STATS_RX_PACKETS,	/* rx/tx packets and bytes */
-	VHOST_A_STATS_KICKS,		/* kicks, calls */
-	VHOST_A_STATS_BUSYPOLL_LOOPS,
-	VHOST_A_STATS_ZCOPY_SENT,
-	VHOST_A_STATS_METAMAP_FAST,
-	VHOST_A_STATS_MAX + 1,
-};
+#define DEV_KEY(a)	(vhost_dev_policy[VHOST_A_DEV_##a].name)
+#define QUEUE_KEY(a)	(vhost_queue_policy[VHOST_A_QUEUE_##a].name)
+#define STATS_KEY(a)	(vhost_stats_policy[a].name)
 
-const char *vh_stat_key(int attr)
+/* A value of an enum: its name, or its number when this tool has none. */
+static const char *enum_str(const char *name, uint32_t v, char *buf,
+			    size_t len)
 {
-	if (attr < 1 || attr > VHOST_A_STATS_MAX)
-		return NULL;
-	return stat_keys[attr];
-}
-
-const char *vh_dev_type_str(uint32_t type, char *buf, size_t len)
-{
-	if (type == VHOST_DEV_TYPE_NET)
-		return "net";
-	snprintf(buf, len, "%u", type);
+	if (name)
+		return name;
+	snprintf(buf, len, "%u", v);
 	return buf;
 }
 
-const char *vh_queue_type_str(uint32_t type, char *buf, size_t len)
+static const char *dev_type_str(uint32_t v, char *buf, size_t len)
 {
-	if (type == VHOST_QUEUE_TYPE_RX)
-		return "rx";
-	if (type == VHOST_QUEUE_TYPE_TX)
-		return "tx";
-	snprintf(buf, len, "%u", type);
-	return buf;
+	return enum_str(vhost_dev_type_str(v), v, buf, len);
 }
 
-/* "rx_packets" -> "rx-packets" */
-static const char *text_key(const char *key, char *buf, size_t len)
+static const char *queue_type_str(uint32_t v, char *buf, size_t len)
 {
-	size_t i;
-
-	for (i = 0; key[i] && i + 1 < len; i++)
-		buf[i] = key[i] == '_' ? '-' : key[i];
-	buf[i] = '\0';
-	return buf;
+	return enum_str(vhost_queue_type_str(v), v, buf, len);
 }
 
 /* ---- text --------------------------------------------------------------- */
@@ -129,185 +170,193 @@ static void text_emit(struct text *t, int indent, struct line *l)
 	l->s[0] = '\0';
 }
 
-static void text_stats(struct text *t, int indent, const struct vh_stats *st)
+static void text_stats(struct text *t, int indent,
+		       const struct vhost_stats_get_rsp_dump *s)
 {
 	struct line l = { .n = 0 };
-	char key[32];
-	int g, i;
+	unsigned int g, i;
+	uint64_t v;
 
-	for (g = 0; stat_lines[g] <= VHOST_A_STATS_MAX; g++) {
-		for (i = stat_lines[g]; i < stat_lines[g + 1]; i++)
-			if (st->have & VH_BIT(i))
+	for (g = 0; g < ARRAY_SIZE(stat_lines); g++) {
+		for (i = 0; i < ARRAY_SIZE(stat_lines[g]) && stat_lines[g][i]; i++)
+			if (vh_stat_get(s, stat_lines[g][i], &v))
 				line_add(&l, "%s %" PRIu64,
-					 text_key(stat_keys[i], key, sizeof(key)),
-					 st->val[i]);
+					 STATS_KEY(stat_lines[g][i]), v);
 		text_emit(t, indent, &l);
 	}
 }
 
-static const char *dev_label(const struct vh_dev *d, char *buf, size_t len)
+static const char *on_off(uint32_t v)
 {
-	if (VH_HAS(d, VHOST_A_DEV_NAME))
-		return d->name;
-	if (VH_HAS(d, VHOST_A_DEV_ID))
-		snprintf(buf, len, "id %u", d->id);
-	else
-		snprintf(buf, len, "?");
-	return buf;
+	return v ? "on" : "off";
 }
 
-/* The device's own attributes: header line, features line, tunables line. */
-static void text_dev_attrs(struct text *t, const struct vh_dev *d)
+/* The device: header line, features line, tunables line. */
+static void text_dev(struct text *t, const struct vhost_dev_get_rsp *d)
 {
 	struct line l = { .n = 0 };
 	char buf[32];
 
-	line_add(&l, "%s:", dev_label(d, buf, sizeof(buf)));
-	if (VH_HAS(d, VHOST_A_DEV_TYPE))
-		line_add(&l, "type %s", vh_dev_type_str(d->type, buf, sizeof(buf)));
-	if (VH_HAS(d, VHOST_A_DEV_OWNER_PID))
+	if (d->_present.name_len)
+		line_add(&l, "%s:", d->name);
+	else if (d->_present.id)
+		line_add(&l, "id %u:", d->id);
+	else
+		line_add(&l, "?:");
+	if (d->_present.type)
+		line_add(&l, "type %s", dev_type_str(d->type, buf, sizeof(buf)));
+	if (d->_present.owner_pid)
 		line_add(&l, "owner-pid %u", d->owner_pid);
-	if (VH_HAS(d, VHOST_A_DEV_BACKEND_IFNAME))
+	if (d->_present.backend_ifname_len)
 		line_add(&l, "backend-ifname %s", d->backend_ifname);
-	if (VH_HAS(d, VHOST_A_DEV_BACKEND_IFINDEX))
+	if (d->_present.backend_ifindex)
 		line_add(&l, "backend-ifindex %u", d->backend_ifindex);
+	if (d->_present.backend_netnsid)
+		line_add(&l, "backend-netnsid %d", d->backend_netnsid);
 	text_emit(t, 0, &l);
 
-	if (VH_HAS(d, VHOST_A_DEV_FEATURES))
-		line_add(&l, "features 0x%016" PRIx64, d->features);
-	if (VH_HAS(d, VHOST_A_DEV_NUM_QUEUES))
+	if (d->_present.features)
+		line_add(&l, "features 0x%016" PRIx64, (uint64_t)d->features);
+	if (d->_present.num_queues)
 		line_add(&l, "num-queues %u", d->num_queues);
 	text_emit(t, 4, &l);
 
-	if (VH_HAS(d, VHOST_A_DEV_BUSYPOLL_US))
-		line_add(&l, "busypoll-us %u", d->busypoll_us);
-	if (VH_HAS(d, VHOST_A_DEV_ZEROCOPY))
-		line_add(&l, "zerocopy %s", d->zerocopy ? "on" : "off");
-	if (VH_HAS(d, VHOST_A_DEV_ZCOPY_MIN_LEN))
+	/* The admin's limit, by the keyword that sets it. */
+	if (d->_present.admin_busypoll_us)
+		line_add(&l, "busypoll-us %u", d->admin_busypoll_us);
+	if (d->_present.zerocopy)
+		line_add(&l, "zerocopy %s", on_off(d->zerocopy));
+	if (d->_present.zcopy_min_len)
 		line_add(&l, "zcopy-min-len %u", d->zcopy_min_len);
-	if (VH_HAS(d, VHOST_A_DEV_METAMAP))
-		line_add(&l, "metamap %s", d->metamap ? "on" : "off");
+	if (d->_present.metamap)
+		line_add(&l, "metamap %s", on_off(d->metamap));
 	text_emit(t, 4, &l);
 }
 
-static void text_queue(struct text *t, int indent, const struct vh_queue *q,
-		       bool with_stats)
+/* "queue N: type rx num 256 owner-busypoll-us 0 busypoll-us 50 ..." */
+static void text_queue(struct line *l, const struct vhost_queue_get_rsp *q)
 {
-	struct line l = { .n = 0 };
 	char buf[16];
 
-	if (VH_HAS(q, VHOST_A_QUEUE_INDEX))
-		line_add(&l, "queue %u:", q->index);
+	if (q->_present.index)
+		line_add(l, "queue %u:", q->index);
 	else
-		line_add(&l, "queue ?:");
-	if (VH_HAS(q, VHOST_A_QUEUE_TYPE))
-		line_add(&l, "type %s", vh_queue_type_str(q->type, buf, sizeof(buf)));
-	if (VH_HAS(q, VHOST_A_QUEUE_NUM))
-		line_add(&l, "num %u", q->num);
-	if (VH_HAS(q, VHOST_A_QUEUE_BUSYPOLL_US))
-		line_add(&l, "busypoll-us %u", q->busypoll_us);
-	if (VH_HAS(q, VHOST_A_QUEUE_METAMAP_VALID))
-		line_add(&l, "metamap-valid %s", q->metamap_valid ? "yes" : "no");
-	text_emit(t, indent, &l);
-	if (with_stats && VH_HAS(q, VHOST_A_QUEUE_STATS))
-		text_stats(t, indent + 4, &q->stats);
+		line_add(l, "queue ?:");
+	if (q->_present.type)
+		line_add(l, "type %s", queue_type_str(q->type, buf, sizeof(buf)));
+	if (q->_present.num)
+		line_add(l, "num %u", q->num);
+	if (q->_present.owner_busypoll_us)
+		line_add(l, "owner-busypoll-us %u", q->owner_busypoll_us);
+	if (q->_present.busypoll_us)
+		line_add(l, "busypoll-us %u", q->busypoll_us);
+	if (q->_present.metamap_valid)
+		line_add(l, "metamap-valid %s", q->metamap_valid ? "yes" : "no");
 }
 
 /* ---- JSON --------------------------------------------------------------- */
 
-static void json_stats(struct jw *jw, const struct vh_stats *st)
+static void json_counters(struct jw *jw, const struct vhost_stats_get_rsp_dump *s)
 {
+	uint64_t v;
 	int i;
 
-	jw_obj_open(jw, "stats");
-	for (i = 1; i <= VHOST_A_STATS_MAX; i++)
-		if (st->have & VH_BIT(i))
-			jw_u64(jw, stat_keys[i], st->val[i]);
-	jw_obj_close(jw);
+	for (i = VH_STATS_FIRST; i <= VHOST_A_STATS_MAX; i++)
+		if (vh_stat_get(s, i, &v))
+			jw_u64(jw, STATS_KEY(i), v);
 }
 
-static void json_queue(struct jw *jw, const struct vh_queue *q)
+static void json_dev(struct jw *jw, const struct vhost_dev_get_rsp *d)
 {
 	char buf[16];
 
-	jw_obj_open(jw, NULL);
-	if (VH_HAS(q, VHOST_A_QUEUE_INDEX))
-		jw_u64(jw, "index", q->index);
-	if (VH_HAS(q, VHOST_A_QUEUE_TYPE))
-		jw_str(jw, "type", vh_queue_type_str(q->type, buf, sizeof(buf)));
-	if (VH_HAS(q, VHOST_A_QUEUE_NUM))
-		jw_u64(jw, "num", q->num);
-	if (VH_HAS(q, VHOST_A_QUEUE_BUSYPOLL_US))
-		jw_u64(jw, "busypoll_us", q->busypoll_us);
-	if (VH_HAS(q, VHOST_A_QUEUE_METAMAP_VALID))
-		jw_bool(jw, "metamap_valid", q->metamap_valid);
-	if (VH_HAS(q, VHOST_A_QUEUE_STATS))
-		json_stats(jw, &q->stats);
+	if (d->_present.id)
+		jw_u64(jw, DEV_KEY(ID), d->id);
+	if (d->_present.name_len)
+		jw_str(jw, DEV_KEY(NAME), d->name);
+	if (d->_present.type)
+		jw_str(jw, DEV_KEY(TYPE), dev_type_str(d->type, buf, sizeof(buf)));
+	if (d->_present.owner_pid)
+		jw_u64(jw, DEV_KEY(OWNER_PID), d->owner_pid);
+	if (d->_present.backend_ifindex)
+		jw_u64(jw, DEV_KEY(BACKEND_IFINDEX), d->backend_ifindex);
+	if (d->_present.backend_ifname_len)
+		jw_str(jw, DEV_KEY(BACKEND_IFNAME), d->backend_ifname);
+	if (d->_present.backend_netnsid)
+		jw_s64(jw, DEV_KEY(BACKEND_NETNSID), d->backend_netnsid);
+	if (d->_present.features)
+		jw_u64(jw, DEV_KEY(FEATURES), d->features);
+	if (d->_present.num_queues)
+		jw_u64(jw, DEV_KEY(NUM_QUEUES), d->num_queues);
+	if (d->_present.admin_busypoll_us)
+		jw_u64(jw, DEV_KEY(ADMIN_BUSYPOLL_US), d->admin_busypoll_us);
+	if (d->_present.zerocopy)
+		jw_u64(jw, DEV_KEY(ZEROCOPY), d->zerocopy);
+	if (d->_present.zcopy_min_len)
+		jw_u64(jw, DEV_KEY(ZCOPY_MIN_LEN), d->zcopy_min_len);
+	if (d->_present.metamap)
+		jw_u64(jw, DEV_KEY(METAMAP), d->metamap);
+}
+
+static void json_queue(struct jw *jw, const struct vhost_queue_get_rsp *q)
+{
+	char buf[16];
+
+	if (q->_present.dev_id)
+		jw_u64(jw, QUEUE_KEY(DEV_ID), q->dev_id);
+	if (q->_present.index)
+		jw_u64(jw, QUEUE_KEY(INDEX), q->index);
+	if (q->_present.type)
+		jw_str(jw, QUEUE_KEY(TYPE), queue_type_str(q->type, buf, sizeof(buf)));
+	if (q->_present.num)
+		jw_u64(jw, QUEUE_KEY(NUM), q->num);
+	if (q->_present.owner_busypoll_us)
+		jw_u64(jw, QUEUE_KEY(OWNER_BUSYPOLL_US), q->owner_busypoll_us);
+	if (q->_present.busypoll_us)
+		jw_u64(jw, QUEUE_KEY(BUSYPOLL_US), q->busypoll_us);
+	if (q->_present.metamap_valid)
+		jw_u64(jw, QUEUE_KEY(METAMAP_VALID), q->metamap_valid);
+}
+
+/* "stats": the counters only, inside a device or a queue. */
+static void json_nested_stats(struct jw *jw,
+			      const struct vhost_stats_get_rsp_dump *s)
+{
+	if (!s)
+		return;
+	jw_obj_open(jw, "stats");
+	json_counters(jw, s);
 	jw_obj_close(jw);
 }
 
-static void json_queues(struct jw *jw, const struct vh_dev *d)
+static void json_dev_queues(struct jw *jw, const struct vh_dev_more *m)
 {
 	unsigned int i;
 
 	jw_arr_open(jw, "queues");
-	for (i = 0; i < d->nqueues; i++)
-		json_queue(jw, &d->queues[i]);
+	for (i = 0; i < m->nqueues; i++) {
+		jw_obj_open(jw, NULL);
+		json_queue(jw, m->queue[i]);
+		json_nested_stats(jw, m->queue_stats[i]);
+		jw_obj_close(jw);
+	}
 	jw_arr_close(jw);
-}
-
-static void json_dev_id(struct jw *jw, const struct vh_dev *d)
-{
-	if (VH_HAS(d, VHOST_A_DEV_ID))
-		jw_u64(jw, "id", d->id);
-	if (VH_HAS(d, VHOST_A_DEV_NAME))
-		jw_str(jw, "name", d->name);
-}
-
-/* Members of a device object, without the braces. */
-static void json_dev_attrs(struct jw *jw, const struct vh_dev *d)
-{
-	char buf[16];
-
-	json_dev_id(jw, d);
-	if (VH_HAS(d, VHOST_A_DEV_TYPE))
-		jw_str(jw, "type", vh_dev_type_str(d->type, buf, sizeof(buf)));
-	if (VH_HAS(d, VHOST_A_DEV_OWNER_PID))
-		jw_u64(jw, "owner_pid", d->owner_pid);
-	if (VH_HAS(d, VHOST_A_DEV_BACKEND_IFINDEX))
-		jw_u64(jw, "backend_ifindex", d->backend_ifindex);
-	if (VH_HAS(d, VHOST_A_DEV_BACKEND_IFNAME))
-		jw_str(jw, "backend_ifname", d->backend_ifname);
-	if (VH_HAS(d, VHOST_A_DEV_FEATURES))
-		jw_u64(jw, "features", d->features);
-	if (VH_HAS(d, VHOST_A_DEV_NUM_QUEUES))
-		jw_u64(jw, "num_queues", d->num_queues);
-	if (VH_HAS(d, VHOST_A_DEV_BUSYPOLL_US))
-		jw_u64(jw, "busypoll_us", d->busypoll_us);
-	if (VH_HAS(d, VHOST_A_DEV_ZEROCOPY))
-		jw_bool(jw, "zerocopy", d->zerocopy);
-	if (VH_HAS(d, VHOST_A_DEV_ZCOPY_MIN_LEN))
-		jw_u64(jw, "zcopy_min_len", d->zcopy_min_len);
-	if (VH_HAS(d, VHOST_A_DEV_METAMAP))
-		jw_bool(jw, "metamap", d->metamap);
 }
 
 /* ---- entry points ------------------------------------------------------- */
 
-int vh_out_open(struct vh_out *o, FILE *f, const struct vh_opts *opts)
+void vh_out_open(struct vh_out *o, FILE *f, const struct vh_opts *opts)
 {
 	static struct jw jw;
 
+	memset(o, 0, sizeof(*o));
 	o->f = f;
 	o->json = opts->json;
-	o->stats = opts->stats;
-	o->jw = NULL;
 	if (o->json) {
 		o->jw = &jw;
 		jw_init(o->jw, f, opts->pretty);
 		jw_arr_open(o->jw, NULL);
 	}
-	return 0;
 }
 
 void vh_out_close(struct vh_out *o)
@@ -319,54 +368,93 @@ void vh_out_close(struct vh_out *o)
 	fflush(o->f);
 }
 
-void vh_print_dev(struct vh_out *o, const struct vh_dev *d)
+void vh_print_dev(struct vh_out *o, const struct vhost_dev_get_rsp *d,
+		  const struct vh_dev_more *more)
 {
-	bool stats = o->stats >= 1 && VH_HAS(d, VHOST_A_DEV_STATS);
-	bool queues = o->stats >= 2 && d->queues_fetched;
 	struct text t = { .f = o->f };
+	struct line l = { .n = 0 };
 	unsigned int i;
 
 	if (o->json) {
 		jw_obj_open(o->jw, NULL);
-		json_dev_attrs(o->jw, d);
-		if (stats)
-			json_stats(o->jw, &d->stats);
-		if (queues)
-			json_queues(o->jw, d);
+		json_dev(o->jw, d);
+		if (more)
+			json_nested_stats(o->jw, more->stats);
+		if (more && more->queues)
+			json_dev_queues(o->jw, more);
 		jw_obj_close(o->jw);
 		return;
 	}
-	text_dev_attrs(&t, d);
-	if (stats) {
+	text_dev(&t, d);
+	if (!more)
+		return;
+	if (more->stats) {
 		fprintf(o->f, "    statistics:\n");
-		text_stats(&t, 8, &d->stats);
+		text_stats(&t, 8, more->stats);
 	}
-	for (i = 0; queues && i < d->nqueues; i++)
-		text_queue(&t, 4, &d->queues[i], true);
+	for (i = 0; more->queues && i < more->nqueues; i++) {
+		text_queue(&l, more->queue[i]);
+		text_emit(&t, 4, &l);
+		if (more->queue_stats[i])
+			text_stats(&t, 8, more->queue_stats[i]);
+	}
 }
 
-void vh_print_dev_stats(struct vh_out *o, const struct vh_dev *d)
+void vh_print_queue(struct vh_out *o, const struct vhost_queue_get_rsp *q)
 {
-	bool queues = o->stats >= 2 && d->queues_fetched;
 	struct text t = { .f = o->f };
-	unsigned int i;
-	char buf[32];
+	struct line l = { .n = 0 };
 
 	if (o->json) {
 		jw_obj_open(o->jw, NULL);
-		json_dev_id(o->jw, d);
-		if (VH_HAS(d, VHOST_A_DEV_STATS))
-			json_stats(o->jw, &d->stats);
-		if (queues)
-			json_queues(o->jw, d);
+		json_queue(o->jw, q);
 		jw_obj_close(o->jw);
 		return;
 	}
-	fprintf(o->f, "%s:\n", dev_label(d, buf, sizeof(buf)));
-	if (VH_HAS(d, VHOST_A_DEV_STATS))
-		text_stats(&t, 4, &d->stats);
-	for (i = 0; queues && i < d->nqueues; i++)
-		text_queue(&t, 4, &d->queues[i], true);
+	if (q->_present.dev_id)
+		line_add(&l, "vhost%u", q->dev_id);
+	text_queue(&l, q);
+	text_emit(&t, 0, &l);
+}
+
+void vh_print_stats(struct vh_out *o, const struct vhost_stats_get_rsp_dump *s)
+{
+	struct text t = { .f = o->f };
+	char buf[16];
+
+	if (o->json) {
+		jw_obj_open(o->jw, NULL);
+		if (s->_present.dev_id)
+			jw_u64(o->jw, STATS_KEY(VHOST_A_STATS_DEV_ID), s->dev_id);
+		if (s->_present.queue_index)
+			jw_u64(o->jw, STATS_KEY(VHOST_A_STATS_QUEUE_INDEX),
+			       s->queue_index);
+		if (s->_present.queue_type)
+			jw_str(o->jw, STATS_KEY(VHOST_A_STATS_QUEUE_TYPE),
+			       queue_type_str(s->queue_type, buf, sizeof(buf)));
+		json_counters(o->jw, s);
+		jw_obj_close(o->jw);
+		return;
+	}
+	/* A header per device: the name is vhost followed by the id. */
+	if (!s->_present.queue_index || !o->have_dev || o->dev_id != s->dev_id) {
+		if (s->_present.dev_id)
+			fprintf(o->f, "vhost%u:\n", s->dev_id);
+		else
+			fprintf(o->f, "?:\n");
+		o->have_dev = true;
+		o->dev_id = s->dev_id;
+	}
+	if (!s->_present.queue_index) {
+		text_stats(&t, 4, s);
+		return;
+	}
+	fprintf(o->f, "    queue %u:", s->queue_index);
+	if (s->_present.queue_type)
+		fprintf(o->f, " type %s",
+			queue_type_str(s->queue_type, buf, sizeof(buf)));
+	fputc('\n', o->f);
+	text_stats(&t, 8, s);
 }
 
 static const char *const event_names[] = {
@@ -376,27 +464,21 @@ static const char *const event_names[] = {
 };
 
 void vh_print_event(FILE *f, const struct vh_opts *opts, enum vh_event ev,
-		    const struct vh_dev *d)
+		    const struct vhost_dev_get_rsp *d)
 {
-	bool stats = opts->stats >= 1 && VH_HAS(d, VHOST_A_DEV_STATS);
-
 	if (opts->json) {
 		struct jw jw;
 
 		jw_init(&jw, f, opts->pretty);
 		jw_obj_open(&jw, NULL);
 		jw_str(&jw, "event", event_names[ev]);
-		json_dev_attrs(&jw, d);
-		if (stats)
-			json_stats(&jw, &d->stats);
+		json_dev(&jw, d);
 		jw_obj_close(&jw);
 	} else {
 		struct text t = { .f = f, .oneline = true, .started = true };
 
 		fprintf(f, "[%s]", event_names[ev]);
-		text_dev_attrs(&t, d);
-		if (stats)
-			text_stats(&t, 0, &d->stats);
+		text_dev(&t, d);
 	}
 	fputc('\n', f);
 	fflush(f);

@@ -1,15 +1,17 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * vhostctl: administration of vhost devices over the "vhost" generic netlink
- * family.  The tool is split so that everything but the socket can be tested
- * without a kernel:
+ * family, through the C library YNL generates from the family's spec
+ * (generated/vhost-user.[ch] over tools/net/ynl/lib/ynl.c): no message is
+ * built or parsed by hand.  Everything but the socket is tested without a
+ * kernel:
  *
- *   parse.c  argv -> struct vh_opts + struct vh_req (no side effects)
- *   msg.c    netlink messages -> struct vh_dev / struct vh_queue, extack
- *   print.c  struct vh_dev / struct vh_queue -> text or JSON
- *   json.c   a small JSON writer (compact, or indented like json.tool)
- *   nl.c     the libnl-genl-3 socket: requests, replies, errors
- *   vhostctl.c  main() and the commands
+ *   parse.c     argv -> struct vh_opts + struct vh_req (what to do)
+ *   req.c       struct vh_req -> the generated request structs
+ *   print.c     the generated reply structs -> text or JSON
+ *   err.c       struct ynl_error -> the message for the user
+ *   json.c      a small JSON writer (compact, or indented like json.tool)
+ *   vhostctl.c  main() and the commands: the only code with a socket
  */
 #ifndef VHOSTCTL_H
 #define VHOSTCTL_H
@@ -18,16 +20,17 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <string.h>	/* ynl-priv.h needs it */
 #include <net/if.h>
-#include <linux/netlink.h>
-#include <linux/vhost_netlink.h>
 
-#define VHOSTCTL_VERSION	"1.0"
+#include "ynl.h"
+#include "vhost-user.h"
+
+#define VHOSTCTL_VERSION	"2.0"
 
 #ifndef ARRAY_SIZE
 #define ARRAY_SIZE(a)		(sizeof(a) / sizeof((a)[0]))
 #endif
-#define VH_NAME_LEN		16	/* device names, NUL included */
 
 /* Exit statuses. */
 #define VH_EXIT_OK		0
@@ -45,39 +48,67 @@ struct vh_opts {
 
 enum vh_cmd {
 	VH_CMD_NONE,
-	VH_CMD_HELP,		/* help, dev help, -h */
+	VH_CMD_HELP,		/* help, dev help, queue help, -h */
 	VH_CMD_VERSION,		/* -V */
-	VH_CMD_SHOW,		/* [dev] show [[dev] DEV] */
-	VH_CMD_SET,		/* [dev] set [dev] DEV KEYWORD VALUE ... */
-	VH_CMD_STATS,		/* [dev] stats [[dev] DEV] */
+	VH_CMD_SHOW,		/* dev show [[dev] DEV] */
+	VH_CMD_SET,		/* dev set [dev] DEV KEYWORD VALUE ... */
+	VH_CMD_STATS,		/* dev stats [[dev] DEV] [scope SCOPE] */
+	VH_CMD_QUEUE_SHOW,	/* queue show [[dev] DEV [index N]] */
 	VH_CMD_MONITOR,		/* monitor */
 };
 
 enum vh_help {
 	VH_HELP_MAIN,
 	VH_HELP_DEV,
+	VH_HELP_QUEUE,
 };
 
-/* What "set" asks for: bit VHOST_A_DEV_x of set_mask for each given value. */
+/* How a device is named on the command line. */
+enum vh_sel_kind {
+	VH_SEL_ALL,		/* none named: every device */
+	VH_SEL_ID,		/* a decimal number: the device id */
+	VH_SEL_NAME,		/* vhostN: the device name */
+	VH_SEL_IFNAME,		/* anything else: its backend interface */
+};
+
+struct vh_sel {
+	enum vh_sel_kind kind;
+	uint32_t id;		/* VH_SEL_ID */
+	const char *name;	/* the word as given (not for VH_SEL_ALL) */
+};
+
+enum vh_scope {
+	VH_SCOPE_DEFAULT,	/* not given: device, or queue with -s -s */
+	VH_SCOPE_DEVICE,
+	VH_SCOPE_QUEUE,
+};
+
+/* What "set" asks for: bit VHOST_A_DEV_x of mask for each given value. */
 struct vh_set {
 	uint32_t mask;
-	uint32_t busypoll_us;
+	uint32_t busypoll_us;	/* VHOST_A_DEV_ADMIN_BUSYPOLL_US */
 	uint32_t zcopy_min_len;
-	uint8_t zerocopy;
-	uint8_t metamap;
+	uint32_t zerocopy;
+	uint32_t metamap;
 };
 
+#define VH_BIT(a)		(1u << (a))
+
+/* A command line, parsed: everything needed to build the requests. */
 struct vh_req {
 	enum vh_cmd cmd;
 	enum vh_help help;
-	const char *dev;	/* NULL: every device */
+	struct vh_sel sel;
+	bool has_index;		/* queue show ... index N */
+	uint32_t index;
+	enum vh_scope scope;	/* stats; never DEFAULT after parsing */
 	struct vh_set set;
 	char err[256];		/* parse error message, when parsing failed */
 };
 
 /*
  * Parse a whole command line (argv[0] is the program).  Returns 0, or -1 with
- * req->err set; nothing else is touched, nothing is printed.
+ * req->err set (empty: print the usage); nothing is printed or sent.
  */
 int vh_parse_cmdline(int argc, char **argv, struct vh_opts *opts,
 		     struct vh_req *req);
@@ -88,93 +119,50 @@ bool vh_is_vhost_name(const char *s);
 /* Usage text of one object. */
 void vh_usage(FILE *f, enum vh_help which);
 
-/* ---- objects, from netlink ------------------------------------------- */
-
-#define VH_BIT(a)		(1u << (a))
-#define VH_HAS(obj, a)		(!!((obj)->have & VH_BIT(a)))
-
-struct vh_stats {
-	uint32_t have;			/* VH_BIT(VHOST_A_STATS_x) */
-	uint64_t val[VHOST_A_STATS_MAX + 1];
-};
-
-struct vh_queue {
-	uint32_t have;			/* VH_BIT(VHOST_A_QUEUE_x) */
-	uint32_t dev_id;
-	uint32_t index;
-	uint32_t type;
-	uint32_t num;
-	uint32_t busypoll_us;
-	uint8_t metamap_valid;
-	struct vh_stats stats;
-};
-
-struct vh_dev {
-	uint32_t have;			/* VH_BIT(VHOST_A_DEV_x) */
-	uint32_t id;
-	char name[VH_NAME_LEN];
-	uint32_t type;
-	uint32_t owner_pid;
-	uint32_t backend_ifindex;
-	char backend_ifname[IFNAMSIZ];
-	uint64_t features;
-	uint32_t num_queues;
-	uint32_t busypoll_us;
-	uint8_t zerocopy;
-	uint32_t zcopy_min_len;
-	uint8_t metamap;
-	struct vh_stats stats;
-	/* Filled by QUEUE_GET when asked for (-s -s); not from DEV_GET. */
-	struct vh_queue *queues;
-	unsigned int nqueues;
-	bool queues_fetched;
-};
-
-struct nlattr;
-struct nlmsghdr;
-
-/* A "uint" attribute: 4 or 8 bytes.  0, or -EINVAL for any other length. */
-int vh_nla_get_uint(const struct nlattr *nla, uint64_t *val);
+/* ---- requests (req.c) -------------------------------------------------- */
 
 /*
- * Fill d or q from a generic netlink message (DEV_GET reply or notification,
- * QUEUE_GET reply).  Absent attributes stay absent (bit clear in have).
- * Returns 0, or -EINVAL for a malformed attribute.
+ * The generated requests for a parsed command line; NULL when out of
+ * memory.  dev_id: the device to filter on, NULL for all.
  */
-int vh_dev_from_msg(const struct nlmsghdr *nlh, struct vh_dev *d);
-int vh_queue_from_msg(const struct nlmsghdr *nlh, struct vh_queue *q);
-int vh_dev_from_attrs(struct nlattr **tb, struct vh_dev *d);
-int vh_queue_from_attrs(struct nlattr **tb, struct vh_queue *q);
-void vh_dev_free(struct vh_dev *d);
-/* Add q to d's queues, in index order. 0 or -ENOMEM. */
-int vh_dev_add_queue(struct vh_dev *d, const struct vh_queue *q);
+struct vhost_dev_get_req *vh_dev_get_req(const struct vh_sel *sel);
+struct vhost_dev_set_req *vh_dev_set_req(const struct vh_sel *sel,
+					 const struct vh_set *set);
+struct vhost_queue_get_req *vh_queue_get_req(uint32_t dev_id, uint32_t index);
+struct vhost_queue_get_req_dump *vh_queue_dump_req(const uint32_t *dev_id);
+struct vhost_stats_get_req_dump *vh_stats_dump_req(const uint32_t *dev_id,
+						   bool per_queue);
 
-/* The interesting parts of an NLMSG_ERROR (error or ACK with extack). */
-struct vh_ext_ack {
-	int error;			/* positive errno, 0 for an ACK */
-	char msg[256];			/* NLMSGERR_ATTR_MSG, "" if none */
-	int bad_attr;			/* type at NLMSGERR_ATTR_OFFS, or -1 */
-};
+/* ---- errors (err.c) ---------------------------------------------------- */
 
 /*
- * Parse an NLMSG_ERROR message of len bytes.  sent is the request it answers
- * (used to find the bad attribute when the kernel capped the echo), or NULL.
+ * The message for a request that failed with e, as iproute2 prints it:
+ * "Error: <kernel message>." when the kernel gave one, else from the errno
+ * ("Cannot find device "DEV"" for ENODEV when dev is given).
  */
-int vh_ext_ack_parse(const struct nlmsghdr *nlh, size_t len,
-		     const struct nlmsghdr *sent, struct vh_ext_ack *ea);
+void vh_err_format(const struct ynl_error *e, const char *dev, char *buf,
+		   size_t len);
+/* "Warning: <kernel message>." for a request that succeeded; false if none. */
+bool vh_warn_format(const struct ynl_error *e, char *buf, size_t len);
+/* The message for a failed ynl_sock_create(). */
+void vh_sock_err_format(const struct ynl_error *e, char *buf, size_t len);
+
+/* ---- output (print.c) -------------------------------------------------- */
+
 /*
- * The message iproute2 would print: "Error: <extack>." when the kernel gave
- * one, else a message from the errno (naming the attribute or the device
- * when known).  attr_names maps the request's attribute types to keywords.
+ * The generated attribute tables (vhost-user.c): the attribute names of the
+ * spec, which are the JSON keys.  Not in the generated header.
  */
-void vh_ext_ack_format(const struct vh_ext_ack *ea, const char *dev,
-		       const char *const *attr_names, int max_attr,
-		       char *buf, size_t len);
+extern const struct ynl_policy_attr vhost_dev_policy[VHOST_A_DEV_MAX + 1];
+extern const struct ynl_policy_attr vhost_queue_policy[VHOST_A_QUEUE_MAX + 1];
+extern const struct ynl_policy_attr vhost_stats_policy[VHOST_A_STATS_MAX + 1];
 
-/* Keyword (CLI / text output) of a DEV attribute, NULL if none. */
-extern const char *const vh_dev_attr_names[VHOST_A_DEV_MAX + 1];
+/* The first counter attribute: the ones before identify the object. */
+#define VH_STATS_FIRST		VHOST_A_STATS_RX_PACKETS
 
-/* ---- output ------------------------------------------------------------ */
+/* Counter attr of s: true and *val when the kernel reported it. */
+bool vh_stat_get(const struct vhost_stats_get_rsp_dump *s, int attr,
+		 uint64_t *val);
 
 struct jw;
 
@@ -182,7 +170,17 @@ struct vh_out {
 	FILE *f;
 	bool json;
 	struct jw *jw;		/* when json */
-	int stats;		/* -s level */
+	bool have_dev;		/* text of stats: the device header printed */
+	uint32_t dev_id;	/* ... for this device */
+};
+
+/* What "show -s" adds to a device. */
+struct vh_dev_more {
+	const struct vhost_stats_get_rsp_dump *stats;	/* NULL: none */
+	bool queues;					/* -s -s */
+	unsigned int nqueues;
+	const struct vhost_queue_get_rsp **queue;
+	const struct vhost_stats_get_rsp_dump **queue_stats; /* entries may be NULL */
 };
 
 enum vh_event {
@@ -192,21 +190,18 @@ enum vh_event {
 };
 
 /* Start and end a listing: "[" ... "]" in JSON, nothing in text. */
-int vh_out_open(struct vh_out *o, FILE *f, const struct vh_opts *opts);
+void vh_out_open(struct vh_out *o, FILE *f, const struct vh_opts *opts);
 void vh_out_close(struct vh_out *o);
 
-/* One device of "show" (with statistics and queues when o->stats asks). */
-void vh_print_dev(struct vh_out *o, const struct vh_dev *d);
-/* One device of "stats": counters only, and per queue with -s -s. */
-void vh_print_dev_stats(struct vh_out *o, const struct vh_dev *d);
-/* One monitor event: a line of text, or a JSON object followed by "\n". */
+/* One device of "dev show"; more: NULL, or what -s asked for. */
+void vh_print_dev(struct vh_out *o, const struct vhost_dev_get_rsp *d,
+		  const struct vh_dev_more *more);
+/* One queue of "queue show". */
+void vh_print_queue(struct vh_out *o, const struct vhost_queue_get_rsp *q);
+/* One reply of "dev stats": a device's counters or a queue's. */
+void vh_print_stats(struct vh_out *o, const struct vhost_stats_get_rsp_dump *s);
+/* One monitor event: a line of text, or a JSON object, then "\n". */
 void vh_print_event(FILE *f, const struct vh_opts *opts, enum vh_event ev,
-		    const struct vh_dev *d);
-
-/* Names of values. */
-const char *vh_dev_type_str(uint32_t type, char *buf, size_t len);
-const char *vh_queue_type_str(uint32_t type, char *buf, size_t len);
-/* JSON key of a statistics attribute ("rx_packets"), NULL if unknown. */
-const char *vh_stat_key(int attr);
+		    const struct vhost_dev_get_rsp *d);
 
 #endif /* VHOSTCTL_H */

@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Unit tests of vhostctl's parsing and printing, no kernel needed: command
- * lines go through vh_parse_cmdline(), netlink messages are built with libnl
- * in memory and go through the same parsers and printers as the kernel's
- * replies do.  KTAP on stdout; exit 1 if anything failed.
+ * Unit tests of vhostctl, no kernel needed: command lines go through
+ * vh_parse_cmdline() and the request builders, and the generated library's
+ * reply structs, filled here as the kernel's replies would fill them, go
+ * through the printers.  Error messages are checked against what the
+ * generated library itself makes of an NLMSG_ERROR: a socket pair stands in
+ * for the kernel.  KTAP on stdout; exit 1 if anything failed.
  *
  *   test_vhostctl                 run the tests
  *   test_vhostctl --sample-json [-p] [-s...]
@@ -17,9 +19,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <netlink/attr.h>
-#include <netlink/genl/genl.h>
-#include <netlink/msg.h>
+#include <unistd.h>
+#include <sys/socket.h>
+#include <linux/genetlink.h>
+#include <linux/netlink.h>
 
 #include "vhostctl.h"
 
@@ -90,45 +93,78 @@ static int parse(const char *line, struct vh_opts *opts, struct vh_req *req)
 
 static void test_parse_card(void)
 {
+	struct vhost_dev_set_req *s;
 	struct vh_opts o;
 	struct vh_req r;
 
 	CHECK(parse("set dev vhost0 busypoll-us 50 zerocopy on", &o, &r) == 0);
 	CHECK(r.cmd == VH_CMD_SET);
-	CHECK_STR(r.dev, "vhost0");
-	CHECK(r.set.mask == (VH_BIT(VHOST_A_DEV_BUSYPOLL_US) |
+	CHECK(r.sel.kind == VH_SEL_NAME);
+	CHECK_STR(r.sel.name, "vhost0");
+	CHECK(r.set.mask == (VH_BIT(VHOST_A_DEV_ADMIN_BUSYPOLL_US) |
 			     VH_BIT(VHOST_A_DEV_ZEROCOPY)));
 	CHECK(r.set.busypoll_us == 50);
 	CHECK(r.set.zerocopy == 1);
 	CHECK(!o.json && !o.pretty && !o.stats);
+
+	/* one dev-set: the name, busypoll-us as admin-busypoll-us, zerocopy */
+	s = vh_dev_set_req(&r.sel, &r.set);
+	CHECK(s);
+	if (!s)
+		return;
+	CHECK(s->_present.name_len == 6);
+	CHECK_STR(s->name, "vhost0");
+	CHECK(s->_present.admin_busypoll_us && s->admin_busypoll_us == 50);
+	CHECK(s->_present.zerocopy && s->zerocopy == 1);
+	CHECK(!s->_present.id && !s->_present.backend_ifindex &&
+	      !s->_present.backend_ifname_len);
+	CHECK(!s->_present.zcopy_min_len && !s->_present.metamap);
+	vhost_dev_set_req_free(s);
 }
 
 static void test_parse_set_forms(void)
 {
+	struct vhost_dev_set_req *s;
 	struct vh_opts o;
 	struct vh_req r;
 
 	CHECK(parse("dev set vhost12 zcopy-min-len 0x100 metamap off", &o, &r) == 0);
 	CHECK(r.cmd == VH_CMD_SET);
-	CHECK_STR(r.dev, "vhost12");
+	CHECK(r.sel.kind == VH_SEL_NAME);
+	CHECK_STR(r.sel.name, "vhost12");
 	CHECK(r.set.mask == (VH_BIT(VHOST_A_DEV_ZCOPY_MIN_LEN) |
 			     VH_BIT(VHOST_A_DEV_METAMAP)));
 	CHECK(r.set.zcopy_min_len == 256);
 	CHECK(r.set.metamap == 0);
 
+	/* by backend: the kernel resolves tap0 in the same request */
 	CHECK(parse("dev set dev tap0 metamap on zerocopy off busypoll-us 0 zcopy-min-len 65536",
 		    &o, &r) == 0);
-	CHECK_STR(r.dev, "tap0");
-	CHECK(r.set.mask == (VH_BIT(VHOST_A_DEV_BUSYPOLL_US) |
-			     VH_BIT(VHOST_A_DEV_ZEROCOPY) |
-			     VH_BIT(VHOST_A_DEV_ZCOPY_MIN_LEN) |
-			     VH_BIT(VHOST_A_DEV_METAMAP)));
-	CHECK(r.set.metamap == 1 && r.set.zerocopy == 0);
-	CHECK(r.set.busypoll_us == 0 && r.set.zcopy_min_len == 65536);
+	CHECK(r.sel.kind == VH_SEL_IFNAME);
+	CHECK_STR(r.sel.name, "tap0");
+	s = vh_dev_set_req(&r.sel, &r.set);
+	CHECK(s && s->_present.backend_ifname_len == 4 && !s->_present.name_len &&
+	      !s->_present.id);
+	CHECK(s && !strcmp(s->backend_ifname, "tap0"));
+	CHECK(s && s->_present.metamap && s->metamap == 1);
+	CHECK(s && s->_present.zerocopy && s->zerocopy == 0);
+	CHECK(s && s->_present.admin_busypoll_us && s->admin_busypoll_us == 0);
+	CHECK(s && s->_present.zcopy_min_len && s->zcopy_min_len == 65536);
+	if (s)
+		vhost_dev_set_req_free(s);
+
+	/* by id */
+	CHECK(parse("set 7 metamap on", &o, &r) == 0);
+	CHECK(r.sel.kind == VH_SEL_ID && r.sel.id == 7);
+	s = vh_dev_set_req(&r.sel, &r.set);
+	CHECK(s && s->_present.id && s->id == 7 && !s->_present.name_len &&
+	      !s->_present.backend_ifname_len);
+	if (s)
+		vhost_dev_set_req_free(s);
 
 	/* dev may come last; values beyond the kernel's range are its call */
 	CHECK(parse("set busypoll-us 4294967295 dev vhost1", &o, &r) == 0);
-	CHECK_STR(r.dev, "vhost1");
+	CHECK_STR(r.sel.name, "vhost1");
 	CHECK(r.set.busypoll_us == 4294967295u);
 
 	/* a value that looks like an option stays a value ("+" getopt) */
@@ -139,38 +175,26 @@ static void test_parse_set_forms(void)
 	CHECK(r.cmd == VH_CMD_HELP && r.help == VH_HELP_DEV);
 }
 
-static void test_parse_show_stats(void)
+static void test_parse_selectors(void)
 {
 	static const struct {
 		const char *line;
-		enum vh_cmd cmd;
-		const char *dev;
-		bool json, pretty;
-		int stats;
+		enum vh_sel_kind kind;
+		uint32_t id;
 	} t[] = {
-		{ "show", VH_CMD_SHOW, NULL, false, false, 0 },
-		{ "dev", VH_CMD_SHOW, NULL, false, false, 0 },
-		{ "dev show", VH_CMD_SHOW, NULL, false, false, 0 },
-		{ "dev list", VH_CMD_SHOW, NULL, false, false, 0 },
-		{ "show dev vhost1", VH_CMD_SHOW, "vhost1", false, false, 0 },
-		{ "show vhost1", VH_CMD_SHOW, "vhost1", false, false, 0 },
-		{ "dev show tap0", VH_CMD_SHOW, "tap0", false, false, 0 },
-		{ "-j show dev vhost0", VH_CMD_SHOW, "vhost0", true, false, 0 },
-		{ "-j -p show", VH_CMD_SHOW, NULL, true, true, 0 },
-		{ "-jp -s show", VH_CMD_SHOW, NULL, true, true, 1 },
-		{ "--json --pretty --stats show", VH_CMD_SHOW, NULL, true, true, 1 },
-		{ "stats", VH_CMD_STATS, NULL, false, false, 0 },
-		{ "-s -s stats dev vhost0", VH_CMD_STATS, "vhost0", false, false, 2 },
-		{ "-ss dev stats tap0", VH_CMD_STATS, "tap0", false, false, 2 },
-		{ "monitor", VH_CMD_MONITOR, NULL, false, false, 0 },
-		{ "-j monitor", VH_CMD_MONITOR, NULL, true, false, 0 },
-		{ "help", VH_CMD_HELP, NULL, false, false, 0 },
-		{ "-h", VH_CMD_HELP, NULL, false, false, 0 },
-		{ "dev help", VH_CMD_HELP, NULL, false, false, 0 },
-		{ "show help", VH_CMD_HELP, NULL, false, false, 0 },
-		{ "-V", VH_CMD_VERSION, NULL, false, false, 0 },
-		{ "-V show", VH_CMD_VERSION, NULL, false, false, 0 },
+		{ "show", VH_SEL_ALL, 0 },
+		{ "show 0", VH_SEL_ID, 0 },
+		{ "show dev 4294967295", VH_SEL_ID, 4294967295u },
+		{ "show 007", VH_SEL_ID, 7 },
+		{ "show vhost0", VH_SEL_NAME, 0 },
+		{ "show dev vhost4294967295", VH_SEL_NAME, 0 },
+		{ "show vhost", VH_SEL_IFNAME, 0 },
+		{ "show vhost1a", VH_SEL_IFNAME, 0 },
+		{ "show tap0", VH_SEL_IFNAME, 0 },
+		{ "show 0x10", VH_SEL_IFNAME, 0 },
+		{ "show eth-0.1", VH_SEL_IFNAME, 0 },
 	};
+	struct vhost_dev_get_req *g;
 	struct vh_opts o;
 	struct vh_req r;
 	unsigned int i;
@@ -178,12 +202,98 @@ static void test_parse_show_stats(void)
 	for (i = 0; i < ARRAY_SIZE(t); i++) {
 		int ret = parse(t[i].line, &o, &r);
 
+		if (ret || r.sel.kind != t[i].kind ||
+		    (t[i].kind == VH_SEL_ID && r.sel.id != t[i].id)) {
+			printf("# \"%s\": ret %d err \"%s\" kind %d id %u\n",
+			       t[i].line, ret, r.err, r.sel.kind, r.sel.id);
+			failures++;
+			continue;
+		}
+		/* dev-get carries exactly the one selector */
+		g = vh_dev_get_req(&r.sel);
+		if (!g) {
+			failures++;
+			continue;
+		}
+		CHECK(!!g->_present.id == (t[i].kind == VH_SEL_ID));
+		CHECK(!!g->_present.name_len == (t[i].kind == VH_SEL_NAME));
+		CHECK(!!g->_present.backend_ifname_len == (t[i].kind == VH_SEL_IFNAME));
+		CHECK(!g->_present.backend_ifindex);
+		if (g->_present.id)
+			CHECK(g->id == t[i].id);
+		if (g->_present.name_len)
+			CHECK(!strcmp(g->name, r.sel.name));
+		if (g->_present.backend_ifname_len)
+			CHECK(!strcmp(g->backend_ifname, r.sel.name));
+		vhost_dev_get_req_free(g);
+	}
+}
+
+static void test_parse_commands(void)
+{
+	static const struct {
+		const char *line;
+		enum vh_cmd cmd;
+		const char *dev;
+		bool json, pretty;
+		int stats;
+		enum vh_scope scope;
+		int index;		/* -1: none */
+		enum vh_help help;
+	} t[] = {
+		{ "show", VH_CMD_SHOW, NULL, false, false, 0, 0, -1, VH_HELP_DEV },
+		{ "dev", VH_CMD_SHOW, NULL, false, false, 0, 0, -1, VH_HELP_DEV },
+		{ "dev show", VH_CMD_SHOW, NULL, false, false, 0, 0, -1, VH_HELP_DEV },
+		{ "dev list", VH_CMD_SHOW, NULL, false, false, 0, 0, -1, VH_HELP_DEV },
+		{ "show dev vhost1", VH_CMD_SHOW, "vhost1", false, false, 0, 0, -1, VH_HELP_DEV },
+		{ "show vhost1", VH_CMD_SHOW, "vhost1", false, false, 0, 0, -1, VH_HELP_DEV },
+		{ "dev show tap0", VH_CMD_SHOW, "tap0", false, false, 0, 0, -1, VH_HELP_DEV },
+		{ "-j show dev vhost0", VH_CMD_SHOW, "vhost0", true, false, 0, 0, -1, VH_HELP_DEV },
+		{ "-j -p show", VH_CMD_SHOW, NULL, true, true, 0, 0, -1, VH_HELP_DEV },
+		{ "-jp -s show", VH_CMD_SHOW, NULL, true, true, 1, 0, -1, VH_HELP_DEV },
+		{ "--json --pretty --stats show", VH_CMD_SHOW, NULL, true, true, 1, 0, -1, VH_HELP_DEV },
+		{ "stats", VH_CMD_STATS, NULL, false, false, 0, VH_SCOPE_DEVICE, -1, VH_HELP_DEV },
+		{ "dev stats scope queue", VH_CMD_STATS, NULL, false, false, 0, VH_SCOPE_QUEUE, -1, VH_HELP_DEV },
+		{ "stats dev vhost0 scope device", VH_CMD_STATS, "vhost0", false, false, 0, VH_SCOPE_DEVICE, -1, VH_HELP_DEV },
+		{ "stats scope queue tap0", VH_CMD_STATS, "tap0", false, false, 0, VH_SCOPE_QUEUE, -1, VH_HELP_DEV },
+		{ "-s -s stats dev vhost0", VH_CMD_STATS, "vhost0", false, false, 2, VH_SCOPE_QUEUE, -1, VH_HELP_DEV },
+		{ "-ss dev stats tap0 scope device", VH_CMD_STATS, "tap0", false, false, 2, VH_SCOPE_DEVICE, -1, VH_HELP_DEV },
+		{ "queue", VH_CMD_QUEUE_SHOW, NULL, false, false, 0, 0, -1, VH_HELP_QUEUE },
+		{ "queue show", VH_CMD_QUEUE_SHOW, NULL, false, false, 0, 0, -1, VH_HELP_QUEUE },
+		{ "-j queue list dev vhost0", VH_CMD_QUEUE_SHOW, "vhost0", true, false, 0, 0, -1, VH_HELP_QUEUE },
+		{ "queue show vhost0 index 1", VH_CMD_QUEUE_SHOW, "vhost0", false, false, 0, 0, 1, VH_HELP_QUEUE },
+		{ "queue show index 0x1 dev tap0", VH_CMD_QUEUE_SHOW, "tap0", false, false, 0, 0, 1, VH_HELP_QUEUE },
+		{ "monitor", VH_CMD_MONITOR, NULL, false, false, 0, 0, -1, VH_HELP_MAIN },
+		{ "-j monitor", VH_CMD_MONITOR, NULL, true, false, 0, 0, -1, VH_HELP_MAIN },
+		{ "help", VH_CMD_HELP, NULL, false, false, 0, 0, -1, VH_HELP_MAIN },
+		{ "-h", VH_CMD_HELP, NULL, false, false, 0, 0, -1, VH_HELP_MAIN },
+		{ "-h queue", VH_CMD_HELP, NULL, false, false, 0, 0, -1, VH_HELP_MAIN },
+		{ "dev help", VH_CMD_HELP, NULL, false, false, 0, 0, -1, VH_HELP_DEV },
+		{ "show help", VH_CMD_HELP, NULL, false, false, 0, 0, -1, VH_HELP_DEV },
+		{ "queue help", VH_CMD_HELP, NULL, false, false, 0, 0, -1, VH_HELP_QUEUE },
+		{ "queue show dev vhost0 help", VH_CMD_HELP, "vhost0", false, false, 0, 0, -1, VH_HELP_QUEUE },
+		{ "monitor help", VH_CMD_HELP, NULL, false, false, 0, 0, -1, VH_HELP_MAIN },
+		{ "-V", VH_CMD_VERSION, NULL, false, false, 0, 0, -1, VH_HELP_MAIN },
+		{ "-V show", VH_CMD_VERSION, NULL, false, false, 0, 0, -1, VH_HELP_MAIN },
+	};
+	struct vh_opts o;
+	struct vh_req r;
+	unsigned int i;
+
+	for (i = 0; i < ARRAY_SIZE(t); i++) {
+		int ret = parse(t[i].line, &o, &r);
+		const char *dev = r.sel.kind == VH_SEL_ALL ? NULL : r.sel.name;
+
 		if (ret || r.cmd != t[i].cmd || o.json != t[i].json ||
 		    o.pretty != t[i].pretty || o.stats != t[i].stats ||
-		    (t[i].dev ? !r.dev || strcmp(r.dev, t[i].dev) : !!r.dev)) {
-			printf("# \"%s\": ret %d err \"%s\" cmd %d dev %s json %d pretty %d stats %d\n",
-			       t[i].line, ret, r.err, r.cmd, r.dev ? r.dev : "-",
-			       o.json, o.pretty, o.stats);
+		    r.scope != t[i].scope || r.help != t[i].help ||
+		    (t[i].index < 0 ? r.has_index :
+		     !r.has_index || r.index != (uint32_t)t[i].index) ||
+		    (t[i].dev ? !dev || strcmp(dev, t[i].dev) : !!dev)) {
+			printf("# \"%s\": ret %d err \"%s\" cmd %d dev %s json %d pretty %d stats %d scope %d index %d/%u help %d\n",
+			       t[i].line, ret, r.err, r.cmd, dev ? dev : "-",
+			       o.json, o.pretty, o.stats, r.scope, r.has_index,
+			       r.index, r.help);
 			failures++;
 		}
 	}
@@ -210,6 +320,8 @@ static void test_parse_errors(void)
 		  "Invalid \"metamap\" value \"On\", expected \"on\" or \"off\"" },
 		{ "set dev vhost0 busypoll 5",
 		  "Unknown keyword \"busypoll\", try \"vhostctl dev help\"" },
+		{ "set dev vhost0 admin-busypoll-us 5",
+		  "Unknown keyword \"admin-busypoll-us\", try \"vhostctl dev help\"" },
 		{ "set dev vhost0 busypoll-us", "Missing value for \"busypoll-us\"" },
 		{ "set dev vhost0 zerocopy", "Missing value for \"zerocopy\"" },
 		{ "set busypoll-us 5", "Device name is missing" },
@@ -223,11 +335,25 @@ static void test_parse_errors(void)
 		{ "set vhost0 vhost1", "Unknown keyword \"vhost1\", try \"vhostctl dev help\"" },
 		{ "set dev 0123456789abcdef metamap on",
 		  "Invalid device name \"0123456789abcdef\"" },
+		{ "set dev 4294967296 metamap on", "Invalid device id \"4294967296\"" },
 		{ "show vhost0 vhost1", "Unknown keyword \"vhost1\", try \"vhostctl dev help\"" },
 		{ "show dev vhost0 dev vhost1", "Duplicate argument \"dev\"" },
 		{ "show dev", "Device name is missing" },
 		{ "stats dev", "Device name is missing" },
 		{ "show ''", "Invalid device name \"\"" },
+		{ "stats scope", "Missing value for \"scope\"" },
+		{ "stats scope queues", "Invalid \"scope\" value \"queues\", expected \"device\" or \"queue\"" },
+		{ "stats scope queue scope device", "Duplicate argument \"scope\"" },
+		{ "stats vhost0 vhost1", "Unknown keyword \"vhost1\", try \"vhostctl dev help\"" },
+		{ "stats vhost0 index 1", "Unknown keyword \"index\", try \"vhostctl dev help\"" },
+		{ "queue show index 1", "Argument \"index\" needs a device, give \"dev DEV\"" },
+		{ "queue show dev vhost0 index", "Missing value for \"index\"" },
+		{ "queue show dev vhost0 index x", "Invalid \"index\" value \"x\"" },
+		{ "queue show dev vhost0 index 1 index 2", "Duplicate argument \"index\"" },
+		{ "queue show vhost0 vhost1", "Unknown keyword \"vhost1\", try \"vhostctl queue help\"" },
+		{ "queue show dev vhost0 scope queue",
+		  "Unknown keyword \"scope\", try \"vhostctl queue help\"" },
+		{ "queue set vhost0", "Command \"set\" is unknown, try \"vhostctl queue help\"" },
 		{ "sh", "Object \"sh\" is unknown, try \"vhostctl help\"" },
 		{ "devs", "Object \"devs\" is unknown, try \"vhostctl help\"" },
 		{ "dev sh", "Command \"sh\" is unknown, try \"vhostctl dev help\"" },
@@ -291,20 +417,175 @@ static void test_vhost_name(void)
 	CHECK(!vh_is_vhost_name("vhost12345678901"));	/* 16 chars */
 }
 
-/* ---- messages ----------------------------------------------------------- */
-
-#define FAMILY 0x1c
-
-/* uint attributes: the kernel sends 4 bytes when the value fits. */
-static void put_uint(struct nl_msg *m, int type, uint64_t v)
+static void test_requests(void)
 {
-	if (v <= UINT32_MAX)
-		nla_put_u32(m, type, v);
-	else
-		nla_put_u64(m, type, v);
+	struct vhost_stats_get_req_dump *s;
+	struct vhost_queue_get_req_dump *qd;
+	struct vhost_queue_get_req *q;
+	uint32_t id = 5;
+
+	q = vh_queue_get_req(5, 1);
+	CHECK(q && q->_present.dev_id && q->dev_id == 5 &&
+	      q->_present.index && q->index == 1);
+	if (q)
+		vhost_queue_get_req_free(q);
+
+	qd = vh_queue_dump_req(NULL);
+	CHECK(qd && !qd->_present.dev_id);
+	if (qd)
+		vhost_queue_get_req_dump_free(qd);
+	qd = vh_queue_dump_req(&id);
+	CHECK(qd && qd->_present.dev_id && qd->dev_id == 5);
+	if (qd)
+		vhost_queue_get_req_dump_free(qd);
+
+	/* device scope is the kernel's default: no scope attribute */
+	s = vh_stats_dump_req(NULL, false);
+	CHECK(s && !s->_present.dev_id && !s->_present.scope);
+	if (s)
+		vhost_stats_get_req_dump_free(s);
+	s = vh_stats_dump_req(&id, true);
+	CHECK(s && s->_present.dev_id && s->dev_id == 5 && s->_present.scope &&
+	      s->scope == VHOST_STATS_SCOPE_QUEUE);
+	if (s)
+		vhost_stats_get_req_dump_free(s);
 }
 
-static const uint64_t dev_stats[VHOST_A_STATS_MAX + 1] = {
+/* ---- fixtures: replies as the generated library fills them --------------- */
+
+static void fixture_dev(struct vhost_dev_get_rsp *d, bool priv)
+{
+	memset(d, 0, sizeof(*d));
+	d->_present.id = 1;
+	d->id = 3;
+	d->_present.name_len = strlen("vhost3");
+	d->name = (char *)"vhost3";
+	d->_present.type = 1;
+	d->type = VHOST_DEV_TYPE_NET;
+	if (priv) {
+		d->_present.owner_pid = 1;
+		d->owner_pid = 1234;
+		d->_present.backend_ifindex = 1;
+		d->backend_ifindex = 7;
+		d->_present.backend_ifname_len = strlen("tap0");
+		d->backend_ifname = (char *)"tap0";
+	}
+	d->_present.features = 1;
+	d->features = 0x130000000ull;
+	d->_present.num_queues = 1;
+	d->num_queues = 2;
+	d->_present.admin_busypoll_us = 1;
+	d->admin_busypoll_us = 50;
+	d->_present.zerocopy = 1;
+	d->zerocopy = 1;
+	d->_present.zcopy_min_len = 1;
+	d->zcopy_min_len = 256;
+	d->_present.metamap = 1;
+	d->metamap = 0;
+}
+
+/*
+ * Counter attr of s = v, as the generated parser sets it; written out on its
+ * own, so that a field vh_stat_get() reads for the wrong attribute shows.
+ */
+static void stat_set(struct vhost_stats_get_rsp_dump *s, int attr, uint64_t v)
+{
+	switch (attr) {
+	case VHOST_A_STATS_RX_PACKETS:
+		s->_present.rx_packets = 1;
+		s->rx_packets = v;
+		break;
+	case VHOST_A_STATS_RX_BYTES:
+		s->_present.rx_bytes = 1;
+		s->rx_bytes = v;
+		break;
+	case VHOST_A_STATS_TX_PACKETS:
+		s->_present.tx_packets = 1;
+		s->tx_packets = v;
+		break;
+	case VHOST_A_STATS_TX_BYTES:
+		s->_present.tx_bytes = 1;
+		s->tx_bytes = v;
+		break;
+	case VHOST_A_STATS_KICKS:
+		s->_present.kicks = 1;
+		s->kicks = v;
+		break;
+	case VHOST_A_STATS_CALLS:
+		s->_present.calls = 1;
+		s->calls = v;
+		break;
+	case VHOST_A_STATS_BUSYPOLL_LOOPS:
+		s->_present.busypoll_loops = 1;
+		s->busypoll_loops = v;
+		break;
+	case VHOST_A_STATS_BUSYPOLL_NS:
+		s->_present.busypoll_ns = 1;
+		s->busypoll_ns = v;
+		break;
+	case VHOST_A_STATS_BUSYPOLL_FOUND:
+		s->_present.busypoll_found = 1;
+		s->busypoll_found = v;
+		break;
+	case VHOST_A_STATS_ZCOPY_SENT:
+		s->_present.zcopy_sent = 1;
+		s->zcopy_sent = v;
+		break;
+	case VHOST_A_STATS_ZCOPY_COPIED:
+		s->_present.zcopy_copied = 1;
+		s->zcopy_copied = v;
+		break;
+	case VHOST_A_STATS_ZCOPY_PENDING:
+		s->_present.zcopy_pending = 1;
+		s->zcopy_pending = v;
+		break;
+	case VHOST_A_STATS_ZCOPY_HOL_STALLS:
+		s->_present.zcopy_hol_stalls = 1;
+		s->zcopy_hol_stalls = v;
+		break;
+	case VHOST_A_STATS_METAMAP_FAST:
+		s->_present.metamap_fast = 1;
+		s->metamap_fast = v;
+		break;
+	case VHOST_A_STATS_METAMAP_FALLBACK:
+		s->_present.metamap_fallback = 1;
+		s->metamap_fallback = v;
+		break;
+	case VHOST_A_STATS_METAMAP_INVALIDATIONS:
+		s->_present.metamap_invalidations = 1;
+		s->metamap_invalidations = v;
+		break;
+	case VHOST_A_STATS_METAMAP_REMAPS:
+		s->_present.metamap_remaps = 1;
+		s->metamap_remaps = v;
+		break;
+	case VHOST_A_STATS_METAMAP_REMAP_FAILURES:
+		s->_present.metamap_remap_failures = 1;
+		s->metamap_remap_failures = v;
+		break;
+	case VHOST_A_STATS_METAMAP_REFUSED:
+		s->_present.metamap_refused = 1;
+		s->metamap_refused = v;
+		break;
+	case VHOST_A_STATS_TX_ERRORS:
+		s->_present.tx_errors = 1;
+		s->tx_errors = v;
+		break;
+	case VHOST_A_STATS_ZCOPY_FALLBACK:
+		s->_present.zcopy_fallback = 1;
+		s->zcopy_fallback = v;
+		break;
+	case VHOST_A_STATS_ZCOPY_BACKOFF:
+		s->_present.zcopy_backoff = 1;
+		s->zcopy_backoff = v;
+		break;
+	default:
+		printf("# %s: no counter %d\n", __func__, attr);
+		failures++;
+	}
+}
+
+static const uint64_t dev_counters[VHOST_A_STATS_MAX + 1] = {
 	[VHOST_A_STATS_RX_PACKETS] = 10,
 	[VHOST_A_STATS_RX_BYTES] = 640,
 	[VHOST_A_STATS_TX_PACKETS] = 5000000000ull,
@@ -323,250 +604,148 @@ static const uint64_t dev_stats[VHOST_A_STATS_MAX + 1] = {
 	[VHOST_A_STATS_METAMAP_INVALIDATIONS] = 1,
 	[VHOST_A_STATS_METAMAP_REMAPS] = 3,
 	[VHOST_A_STATS_METAMAP_REMAP_FAILURES] = 0,
+	[VHOST_A_STATS_METAMAP_REFUSED] = 9,
+	[VHOST_A_STATS_TX_ERRORS] = 11,
+	[VHOST_A_STATS_ZCOPY_FALLBACK] = 12,
+	[VHOST_A_STATS_ZCOPY_BACKOFF] = 13,
 };
 
-static void put_stats(struct nl_msg *m, int type, const uint64_t *v,
-		      int from, int to)
+/* vhost3's device counters (queue < 0) or those of queue 0 (RX) or 1 (TX). */
+static void fixture_stats(struct vhost_stats_get_rsp_dump *s, int queue)
 {
-	struct nlattr *nest = nla_nest_start(m, type);
 	int i;
 
-	for (i = from; i <= to; i++)
-		put_uint(m, i, v[i]);
-	nla_nest_end(m, nest);
-}
-
-/*
- * vhost3, as DEV_GET returns it.  priv: with the CAP_NET_ADMIN-only
- * attributes.  stats: with the statistics nest.
- */
-static struct nl_msg *dev_msg(int cmd, bool priv, bool stats)
-{
-	struct nl_msg *m = nlmsg_alloc();
-
-	genlmsg_put(m, 0, 1, FAMILY, 0, 0, cmd, VHOST_FAMILY_VERSION);
-	nla_put_u32(m, VHOST_A_DEV_ID, 3);
-	nla_put_string(m, VHOST_A_DEV_NAME, "vhost3");
-	nla_put_u32(m, VHOST_A_DEV_TYPE, VHOST_DEV_TYPE_NET);
-	if (priv) {
-		nla_put_u32(m, VHOST_A_DEV_OWNER_PID, 1234);
-		nla_put_u32(m, VHOST_A_DEV_BACKEND_IFINDEX, 7);
-		nla_put_string(m, VHOST_A_DEV_BACKEND_IFNAME, "tap0");
+	memset(s, 0, sizeof(*s));
+	s->_present.dev_id = 1;
+	s->dev_id = 3;
+	if (queue < 0) {
+		for (i = VH_STATS_FIRST; i <= VHOST_A_STATS_MAX; i++)
+			stat_set(s, i, dev_counters[i]);
+		return;
 	}
-	nla_put_u32(m, VHOST_A_DEV_PAD, 0);	/* as nla_put_u64_64bit() may */
-	nla_put_u64(m, VHOST_A_DEV_FEATURES, 0x130000000ull);
-	nla_put_u32(m, VHOST_A_DEV_NUM_QUEUES, 2);
-	nla_put_u32(m, VHOST_A_DEV_BUSYPOLL_US, 50);
-	nla_put_u8(m, VHOST_A_DEV_ZEROCOPY, 1);
-	nla_put_u32(m, VHOST_A_DEV_ZCOPY_MIN_LEN, 256);
-	nla_put_u8(m, VHOST_A_DEV_METAMAP, 0);
-	if (stats)
-		put_stats(m, VHOST_A_DEV_STATS, dev_stats, 1, VHOST_A_STATS_MAX);
-	/* from a newer kernel: ignored */
-	nla_put_u32(m, VHOST_A_DEV_MAX + 3, 99);
-	return m;
-}
-
-/* Queue idx of vhost3: RX without zero-copy counters, TX with them. */
-static struct nl_msg *queue_msg(int idx)
-{
-	static const uint64_t rx[VHOST_A_STATS_MAX + 1] = {
-		[VHOST_A_STATS_RX_PACKETS] = 10,
-		[VHOST_A_STATS_RX_BYTES] = 640,
-		[VHOST_A_STATS_KICKS] = 3,
-		[VHOST_A_STATS_CALLS] = 4,
-		[VHOST_A_STATS_METAMAP_FAST] = 60,
-	};
-	static const uint64_t tx[VHOST_A_STATS_MAX + 1] = {
-		[VHOST_A_STATS_TX_PACKETS] = 5000000000ull,
-		[VHOST_A_STATS_KICKS] = 4,
-		[VHOST_A_STATS_ZCOPY_SENT] = 4,
-		[VHOST_A_STATS_ZCOPY_COPIED] = 5,
-		[VHOST_A_STATS_ZCOPY_PENDING] = 0,
-		[VHOST_A_STATS_ZCOPY_HOL_STALLS] = 6,
-	};
-	struct nl_msg *m = nlmsg_alloc();
-	struct nlattr *nest;
-
-	genlmsg_put(m, 0, 1, FAMILY, 0, 0, VHOST_CMD_QUEUE_GET, 1);
-	nla_put_u32(m, VHOST_A_QUEUE_DEV_ID, 3);
-	nla_put_u32(m, VHOST_A_QUEUE_INDEX, idx);
-	nla_put_u32(m, VHOST_A_QUEUE_TYPE, idx ? VHOST_QUEUE_TYPE_TX :
-						 VHOST_QUEUE_TYPE_RX);
-	nla_put_u32(m, VHOST_A_QUEUE_NUM, 256);
-	nla_put_u32(m, VHOST_A_QUEUE_BUSYPOLL_US, idx ? 20 : 0);
-	nla_put_u8(m, VHOST_A_QUEUE_METAMAP_VALID, !idx);
-	nest = nla_nest_start(m, VHOST_A_QUEUE_STATS);
-	if (idx) {
-		put_uint(m, VHOST_A_STATS_TX_PACKETS, tx[VHOST_A_STATS_TX_PACKETS]);
-		put_uint(m, VHOST_A_STATS_KICKS, tx[VHOST_A_STATS_KICKS]);
-		put_stats(m, 0, tx, 0, -1);	/* an empty nest inside: ignored */
-		put_uint(m, VHOST_A_STATS_ZCOPY_SENT, 4);
-		put_uint(m, VHOST_A_STATS_ZCOPY_COPIED, 5);
-		put_uint(m, VHOST_A_STATS_ZCOPY_PENDING, 0);
-		put_uint(m, VHOST_A_STATS_ZCOPY_HOL_STALLS, 6);
+	s->_present.queue_index = 1;
+	s->queue_index = queue;
+	s->_present.queue_type = 1;
+	s->queue_type = queue ? VHOST_QUEUE_TYPE_TX : VHOST_QUEUE_TYPE_RX;
+	if (queue) {
+		stat_set(s, VHOST_A_STATS_TX_PACKETS, 5000000000ull);
+		stat_set(s, VHOST_A_STATS_TX_ERRORS, 0);
+		stat_set(s, VHOST_A_STATS_KICKS, 4);
+		stat_set(s, VHOST_A_STATS_ZCOPY_SENT, 4);
+		stat_set(s, VHOST_A_STATS_ZCOPY_COPIED, 5);
+		stat_set(s, VHOST_A_STATS_ZCOPY_PENDING, 0);
+		stat_set(s, VHOST_A_STATS_ZCOPY_HOL_STALLS, 6);
 	} else {
-		put_uint(m, VHOST_A_STATS_RX_PACKETS, rx[VHOST_A_STATS_RX_PACKETS]);
-		put_uint(m, VHOST_A_STATS_RX_BYTES, rx[VHOST_A_STATS_RX_BYTES]);
-		put_uint(m, VHOST_A_STATS_KICKS, rx[VHOST_A_STATS_KICKS]);
-		put_uint(m, VHOST_A_STATS_CALLS, rx[VHOST_A_STATS_CALLS]);
-		put_uint(m, VHOST_A_STATS_METAMAP_FAST, rx[VHOST_A_STATS_METAMAP_FAST]);
+		stat_set(s, VHOST_A_STATS_RX_PACKETS, 10);
+		stat_set(s, VHOST_A_STATS_RX_BYTES, 640);
+		stat_set(s, VHOST_A_STATS_KICKS, 3);
+		stat_set(s, VHOST_A_STATS_CALLS, 4);
+		stat_set(s, VHOST_A_STATS_METAMAP_FAST, 60);
 	}
-	nla_nest_end(m, nest);
-	return m;
 }
 
-static void fixture_dev(struct vh_dev *d, bool priv, bool stats, bool queues)
+static void fixture_queue(struct vhost_queue_get_rsp *q, int index)
 {
-	struct nl_msg *m = dev_msg(VHOST_CMD_DEV_GET, priv, stats);
-	struct vh_queue q;
+	memset(q, 0, sizeof(*q));
+	q->_present.dev_id = 1;
+	q->dev_id = 3;
+	q->_present.index = 1;
+	q->index = index;
+	q->_present.type = 1;
+	q->type = index ? VHOST_QUEUE_TYPE_TX : VHOST_QUEUE_TYPE_RX;
+	q->_present.num = 1;
+	q->num = 256;
+	q->_present.owner_busypoll_us = 1;
+	q->owner_busypoll_us = index ? 20 : 0;
+	q->_present.busypoll_us = 1;
+	q->busypoll_us = 50;
+	q->_present.metamap_valid = 1;
+	q->metamap_valid = !index;
+}
+
+/* Everything "show -s -s" has for vhost3. */
+struct fixture {
+	struct vhost_dev_get_rsp dev;
+	struct vhost_stats_get_rsp_dump stats, qstats[2];
+	struct vhost_queue_get_rsp q[2];
+	const struct vhost_queue_get_rsp *qp[2];
+	const struct vhost_stats_get_rsp_dump *qsp[2];
+	struct vh_dev_more more;
+};
+
+static void fixture_init(struct fixture *f, bool priv, int level)
+{
 	int i;
 
-	if (vh_dev_from_msg(nlmsg_hdr(m), d))
-		printf("# fixture device did not parse\n");
-	nlmsg_free(m);
-	if (!queues)
-		return;
-	for (i = 1; i >= 0; i--) {	/* out of order on purpose */
-		m = queue_msg(i);
-		if (vh_queue_from_msg(nlmsg_hdr(m), &q) || vh_dev_add_queue(d, &q))
-			printf("# fixture queue %d did not parse\n", i);
-		nlmsg_free(m);
+	memset(f, 0, sizeof(*f));
+	fixture_dev(&f->dev, priv);
+	fixture_stats(&f->stats, -1);
+	for (i = 0; i < 2; i++) {
+		fixture_queue(&f->q[i], i);
+		fixture_stats(&f->qstats[i], i);
+		f->qp[i] = &f->q[i];
+		f->qsp[i] = &f->qstats[i];
 	}
-	d->queues_fetched = true;
+	f->more.stats = level >= 1 ? &f->stats : NULL;
+	f->more.queues = level >= 2;
+	f->more.nqueues = 2;
+	f->more.queue = f->qp;
+	f->more.queue_stats = f->qsp;
 }
 
-static void test_dev_attrs(void)
+static void test_stat_fields(void)
 {
-	struct vh_dev d;
+	struct vhost_stats_get_rsp_dump s;
+	unsigned int n = 0;
+	uint64_t v;
 	int i;
 
-	fixture_dev(&d, true, true, false);
-	/* all of id..stats; the pad attribute is not one of ours */
-	CHECK(d.have == (VH_BIT(VHOST_A_DEV_STATS + 1) - 2));
-	CHECK(d.id == 3);
-	CHECK_STR(d.name, "vhost3");
-	CHECK(d.type == VHOST_DEV_TYPE_NET);
-	CHECK(d.owner_pid == 1234);
-	CHECK(d.backend_ifindex == 7);
-	CHECK_STR(d.backend_ifname, "tap0");
-	CHECK(d.features == 0x130000000ull);
-	CHECK(d.num_queues == 2);
-	CHECK(d.busypoll_us == 50);
-	CHECK(d.zerocopy == 1);
-	CHECK(d.zcopy_min_len == 256);
-	CHECK(d.metamap == 0);
-	CHECK(d.stats.have == (VH_BIT(VHOST_A_STATS_MAX + 1) - 2));
-	for (i = 1; i <= VHOST_A_STATS_MAX; i++)
-		CHECK(d.stats.val[i] == dev_stats[i]);
-	CHECK(!d.queues && !d.nqueues && !d.queues_fetched);
-	vh_dev_free(&d);
-
-	/* unprivileged requester: those attributes are simply absent */
-	fixture_dev(&d, false, false, false);
-	CHECK(!VH_HAS(&d, VHOST_A_DEV_OWNER_PID));
-	CHECK(!VH_HAS(&d, VHOST_A_DEV_BACKEND_IFINDEX));
-	CHECK(!VH_HAS(&d, VHOST_A_DEV_BACKEND_IFNAME));
-	CHECK(!VH_HAS(&d, VHOST_A_DEV_STATS));
-	CHECK(VH_HAS(&d, VHOST_A_DEV_BUSYPOLL_US));
-	CHECK(d.backend_ifname[0] == '\0');
-	vh_dev_free(&d);
+	/* every counter of the spec reaches its field and back */
+	memset(&s, 0, sizeof(s));
+	for (i = VH_STATS_FIRST; i <= VHOST_A_STATS_MAX; i++) {
+		CHECK(!vh_stat_get(&s, i, &v));
+		stat_set(&s, i, 1000 + i);
+		CHECK(vh_stat_get(&s, i, &v) && v == 1000u + i);
+		CHECK(vhost_stats_policy[i].name &&
+		      vhost_stats_policy[i].type == YNL_PT_UINT);
+		n++;
+	}
+	CHECK(n == 22);
+	/* the identifying attributes are not counters */
+	CHECK(!vh_stat_get(&s, VHOST_A_STATS_DEV_ID, &v));
+	CHECK(!vh_stat_get(&s, VHOST_A_STATS_SCOPE, &v));
+	CHECK(!vh_stat_get(&s, VHOST_A_STATS_MAX + 1, &v));
 }
 
-static void test_queue_attrs(void)
+/* The JSON keys are the spec's attribute names, from the generated tables. */
+static void test_spec_names(void)
 {
-	struct vh_dev d;
-
-	fixture_dev(&d, true, true, true);
-	CHECK(d.nqueues == 2);
-	if (d.nqueues != 2)
-		return;
-	CHECK(d.queues[0].index == 0 && d.queues[1].index == 1);
-	CHECK(d.queues[0].type == VHOST_QUEUE_TYPE_RX);
-	CHECK(d.queues[1].type == VHOST_QUEUE_TYPE_TX);
-	CHECK(d.queues[0].metamap_valid == 1 && d.queues[1].metamap_valid == 0);
-	CHECK(d.queues[1].busypoll_us == 20);
-	CHECK(d.queues[1].stats.val[VHOST_A_STATS_TX_PACKETS] == 5000000000ull);
-	/* zero-copy counters on the TX queue only */
-	CHECK(!(d.queues[0].stats.have & VH_BIT(VHOST_A_STATS_ZCOPY_SENT)));
-	CHECK(d.queues[1].stats.have & VH_BIT(VHOST_A_STATS_ZCOPY_PENDING));
-	CHECK(d.queues[1].stats.val[VHOST_A_STATS_ZCOPY_PENDING] == 0);
-	vh_dev_free(&d);
-}
-
-static void test_uint(void)
-{
-	struct nl_msg *m = nlmsg_alloc();
-	struct nlattr *a;
-	uint64_t v = 0;
-	uint16_t u16 = 1;
-	uint8_t b12[12] = { 0 };
-
-	nla_put_u32(m, 1, 0xfffffffful);
-	nla_put_u64(m, 2, 0x100000000ull);
-	nla_put(m, 3, sizeof(u16), &u16);
-	nla_put(m, 4, sizeof(b12), b12);
-	a = nlmsg_find_attr(nlmsg_hdr(m), 0, 1);
-	CHECK(a && vh_nla_get_uint(a, &v) == 0 && v == 0xfffffffful);
-	a = nlmsg_find_attr(nlmsg_hdr(m), 0, 2);
-	CHECK(a && vh_nla_get_uint(a, &v) == 0 && v == 0x100000000ull);
-	a = nlmsg_find_attr(nlmsg_hdr(m), 0, 3);
-	CHECK(a && vh_nla_get_uint(a, &v) == -EINVAL);
-	a = nlmsg_find_attr(nlmsg_hdr(m), 0, 4);
-	CHECK(a && vh_nla_get_uint(a, &v) == -EINVAL);
-	nlmsg_free(m);
-}
-
-static void test_malformed(void)
-{
-	struct nl_msg *m;
-	struct vh_dev d;
-	struct nlattr *nest;
-	uint16_t u16 = 1;
-	char noterm[4] = { 'v', 'h', 'o', 's' };
-
-	/* u32 of 2 bytes */
-	m = nlmsg_alloc();
-	genlmsg_put(m, 0, 1, FAMILY, 0, 0, VHOST_CMD_DEV_GET, 1);
-	nla_put(m, VHOST_A_DEV_ID, sizeof(u16), &u16);
-	CHECK(vh_dev_from_msg(nlmsg_hdr(m), &d) == -EINVAL);
-	nlmsg_free(m);
-
-	/* name without its NUL */
-	m = nlmsg_alloc();
-	genlmsg_put(m, 0, 1, FAMILY, 0, 0, VHOST_CMD_DEV_GET, 1);
-	nla_put(m, VHOST_A_DEV_NAME, sizeof(noterm), noterm);
-	CHECK(vh_dev_from_msg(nlmsg_hdr(m), &d) == -EINVAL);
-	nlmsg_free(m);
-
-	/* backend name too long for IFNAMSIZ */
-	m = nlmsg_alloc();
-	genlmsg_put(m, 0, 1, FAMILY, 0, 0, VHOST_CMD_DEV_GET, 1);
-	nla_put_string(m, VHOST_A_DEV_BACKEND_IFNAME, "0123456789abcdefg");
-	CHECK(vh_dev_from_msg(nlmsg_hdr(m), &d) == -EINVAL);
-	nlmsg_free(m);
-
-	/* a stats counter of 2 bytes */
-	m = nlmsg_alloc();
-	genlmsg_put(m, 0, 1, FAMILY, 0, 0, VHOST_CMD_DEV_GET, 1);
-	nest = nla_nest_start(m, VHOST_A_DEV_STATS);
-	nla_put(m, VHOST_A_STATS_KICKS, sizeof(u16), &u16);
-	nla_nest_end(m, nest);
-	CHECK(vh_dev_from_msg(nlmsg_hdr(m), &d) == -EINVAL);
-	nlmsg_free(m);
-
-	/* no generic netlink header at all */
-	m = nlmsg_alloc_simple(FAMILY, 0);
-	CHECK(vh_dev_from_msg(nlmsg_hdr(m), &d) == -EINVAL);
-	nlmsg_free(m);
+	CHECK_STR(vhost_dev_policy[VHOST_A_DEV_ADMIN_BUSYPOLL_US].name,
+		  "admin-busypoll-us");
+	CHECK_STR(vhost_dev_policy[VHOST_A_DEV_OWNER_PID].name, "owner-pid");
+	CHECK_STR(vhost_dev_policy[VHOST_A_DEV_BACKEND_NETNSID].name,
+		  "backend-netnsid");
+	CHECK_STR(vhost_queue_policy[VHOST_A_QUEUE_OWNER_BUSYPOLL_US].name,
+		  "owner-busypoll-us");
+	CHECK_STR(vhost_queue_policy[VHOST_A_QUEUE_METAMAP_VALID].name,
+		  "metamap-valid");
+	CHECK_STR(vhost_stats_policy[VHOST_A_STATS_QUEUE_INDEX].name,
+		  "queue-index");
+	CHECK_STR(vhost_stats_policy[VHOST_A_STATS_ZCOPY_HOL_STALLS].name,
+		  "zcopy-hol-stalls");
+	CHECK_STR(vhost_dev_type_str(VHOST_DEV_TYPE_NET), "net");
+	CHECK_STR(vhost_queue_type_str(VHOST_QUEUE_TYPE_TX), "tx");
 }
 
 /* ---- printing ----------------------------------------------------------- */
 
-static char *render(const struct vh_dev *d, int n, bool json, bool pretty,
-		    int stats, bool stats_cmd)
+enum what { SHOW, QUEUES, STATS };
+
+/* One listing of n objects of a kind, as text or JSON. */
+static char *render(enum what what, const void *objs, int n,
+		    const struct vh_dev_more *more, bool json, bool pretty)
 {
-	struct vh_opts opts = { .json = json, .pretty = pretty, .stats = stats };
+	struct vh_opts opts = { .json = json, .pretty = pretty };
 	struct vh_out o;
 	char *buf = NULL;
 	size_t len = 0;
@@ -575,10 +754,13 @@ static char *render(const struct vh_dev *d, int n, bool json, bool pretty,
 
 	vh_out_open(&o, f, &opts);
 	for (i = 0; i < n; i++) {
-		if (stats_cmd)
-			vh_print_dev_stats(&o, &d[i]);
+		if (what == SHOW)
+			vh_print_dev(&o, (const struct vhost_dev_get_rsp *)objs + i,
+				     more);
+		else if (what == QUEUES)
+			vh_print_queue(&o, (const struct vhost_queue_get_rsp *)objs + i);
 		else
-			vh_print_dev(&o, &d[i]);
+			vh_print_stats(&o, (const struct vhost_stats_get_rsp_dump *)objs + i);
 	}
 	vh_out_close(&o);
 	fclose(f);
@@ -594,10 +776,10 @@ static int count_lines(const char *s)
 	return n;
 }
 
-static char *render_event(const struct vh_dev *d, enum vh_event ev,
-			  bool json, int stats)
+static char *render_event(const struct vhost_dev_get_rsp *d,
+			  enum vh_event ev, bool json)
 {
-	struct vh_opts opts = { .json = json, .stats = stats };
+	struct vh_opts opts = { .json = json };
 	char *buf = NULL;
 	size_t len = 0;
 	FILE *f = open_memstream(&buf, &len);
@@ -613,144 +795,176 @@ static char *render_event(const struct vh_dev *d, enum vh_event ev,
 	"    busypoll-us 50 zerocopy on zcopy-min-len 256 metamap off\n"
 
 #define DEV_STATS_TEXT(ind)						\
-	ind "rx-packets 10 rx-bytes 640 tx-packets 5000000000 tx-bytes 320000000000\n" \
+	ind "rx-packets 10 rx-bytes 640 tx-packets 5000000000 tx-bytes 320000000000 tx-errors 11\n" \
 	ind "kicks 7 calls 8\n"						\
 	ind "busypoll-loops 1 busypoll-ns 2 busypoll-found 3\n"		\
-	ind "zcopy-sent 4 zcopy-copied 5 zcopy-pending 0 zcopy-hol-stalls 6\n" \
-	ind "metamap-fast 100 metamap-fallback 2 metamap-invalidations 1 metamap-remaps 3 metamap-remap-failures 0\n"
+	ind "zcopy-sent 4 zcopy-fallback 12 zcopy-copied 5 zcopy-hol-stalls 6 zcopy-backoff 13 zcopy-pending 0\n" \
+	ind "metamap-fast 100 metamap-fallback 2 metamap-invalidations 1 metamap-remaps 3 metamap-remap-failures 0 metamap-refused 9\n"
 
-#define QUEUES_TEXT							\
-	"    queue 0: type rx num 256 busypoll-us 0 metamap-valid yes\n"	\
-	"        rx-packets 10 rx-bytes 640\n"				\
-	"        kicks 3 calls 4\n"					\
-	"        metamap-fast 60\n"					\
-	"    queue 1: type tx num 256 busypoll-us 20 metamap-valid no\n"	\
-	"        tx-packets 5000000000\n"				\
-	"        kicks 4\n"						\
-	"        zcopy-sent 4 zcopy-copied 5 zcopy-pending 0 zcopy-hol-stalls 6\n"
+#define RXQ_STATS_TEXT(ind)						\
+	ind "rx-packets 10 rx-bytes 640\n"				\
+	ind "kicks 3 calls 4\n"						\
+	ind "metamap-fast 60\n"
 
-static void test_print_text(void)
+#define TXQ_STATS_TEXT(ind)						\
+	ind "tx-packets 5000000000 tx-errors 0\n"			\
+	ind "kicks 4\n"							\
+	ind "zcopy-sent 4 zcopy-copied 5 zcopy-hol-stalls 6 zcopy-pending 0\n"
+
+#define QUEUE0_TEXT "queue 0: type rx num 256 owner-busypoll-us 0 busypoll-us 50 metamap-valid yes"
+#define QUEUE1_TEXT "queue 1: type tx num 256 owner-busypoll-us 20 busypoll-us 50 metamap-valid no"
+
+static void test_print_show_text(void)
 {
-	struct vh_dev d;
+	struct fixture f;
 	char *s;
 
-	fixture_dev(&d, true, true, true);
-	s = render(&d, 1, false, false, 0, false);
+	fixture_init(&f, true, 0);
+	s = render(SHOW, &f.dev, 1, NULL, false, false);
 	CHECK_STR(s, DEV_TEXT);
 	free(s);
-	s = render(&d, 1, false, false, 1, false);
+
+	fixture_init(&f, true, 1);
+	s = render(SHOW, &f.dev, 1, &f.more, false, false);
 	CHECK_STR(s, DEV_TEXT "    statistics:\n" DEV_STATS_TEXT("        "));
 	free(s);
-	s = render(&d, 1, false, false, 2, false);
-	CHECK_STR(s, DEV_TEXT "    statistics:\n" DEV_STATS_TEXT("        ")
-		  QUEUES_TEXT);
-	free(s);
-	vh_dev_free(&d);
 
-	/* unprivileged, no stats in the reply: nothing made up */
-	fixture_dev(&d, false, false, false);
-	s = render(&d, 1, false, false, 2, false);
+	fixture_init(&f, true, 2);
+	s = render(SHOW, &f.dev, 1, &f.more, false, false);
+	CHECK_STR(s, DEV_TEXT "    statistics:\n" DEV_STATS_TEXT("        ")
+		  "    " QUEUE0_TEXT "\n" RXQ_STATS_TEXT("        ")
+		  "    " QUEUE1_TEXT "\n" TXQ_STATS_TEXT("        "));
+	free(s);
+
+	/* unprivileged: no owner, no backend; nothing made up */
+	fixture_init(&f, false, 0);
+	s = render(SHOW, &f.dev, 1, NULL, false, false);
 	CHECK_STR(s, "vhost3: type net\n"
 		  "    features 0x0000000130000000 num-queues 2\n"
 		  "    busypoll-us 50 zerocopy on zcopy-min-len 256 metamap off\n");
 	free(s);
-	vh_dev_free(&d);
+
+	/* a backend in another namespace; one whose interface is gone */
+	fixture_init(&f, true, 0);
+	f.dev._present.backend_netnsid = 1;
+	f.dev.backend_netnsid = 2;
+	f.dev._present.backend_ifname_len = 0;
+	s = render(SHOW, &f.dev, 1, NULL, false, false);
+	CHECK(s && !strncmp(s, "vhost3: type net owner-pid 1234 backend-ifindex 7 backend-netnsid 2\n",
+			    strlen("vhost3: type net owner-pid 1234 backend-ifindex 7 backend-netnsid 2\n")));
+	free(s);
+
+	/* a type this tool does not know: its number */
+	f.dev.type = 9;
+	s = render(SHOW, &f.dev, 1, NULL, false, false);
+	CHECK(s && !strncmp(s, "vhost3: type 9 ", 15));
+	free(s);
 
 	/* nothing to list: no output */
-	s = render(NULL, 0, false, false, 0, false);
+	s = render(SHOW, NULL, 0, NULL, false, false);
 	CHECK_STR(s, "");
 	free(s);
 }
 
-static void test_print_stats_text(void)
-{
-	struct vh_dev d;
-	char *s;
-
-	fixture_dev(&d, true, true, true);
-	s = render(&d, 1, false, false, 0, true);
-	CHECK_STR(s, "vhost3:\n" DEV_STATS_TEXT("    "));
-	free(s);
-	s = render(&d, 1, false, false, 2, true);
-	CHECK_STR(s, "vhost3:\n" DEV_STATS_TEXT("    ") QUEUES_TEXT);
-	free(s);
-	vh_dev_free(&d);
-}
-
 #define DEV_JSON_ATTRS							\
-	"\"id\":3,\"name\":\"vhost3\",\"type\":\"net\",\"owner_pid\":1234," \
-	"\"backend_ifindex\":7,\"backend_ifname\":\"tap0\","		\
-	"\"features\":5100273664,\"num_queues\":2,\"busypoll_us\":50,"	\
-	"\"zerocopy\":true,\"zcopy_min_len\":256,\"metamap\":false"
+	"\"id\":3,\"name\":\"vhost3\",\"type\":\"net\",\"owner-pid\":1234," \
+	"\"backend-ifindex\":7,\"backend-ifname\":\"tap0\","		\
+	"\"features\":5100273664,\"num-queues\":2,\"admin-busypoll-us\":50," \
+	"\"zerocopy\":1,\"zcopy-min-len\":256,\"metamap\":0"
 
-#define DEV_JSON_STATS							\
-	"\"stats\":{\"rx_packets\":10,\"rx_bytes\":640,"		\
-	"\"tx_packets\":5000000000,\"tx_bytes\":320000000000,"		\
-	"\"kicks\":7,\"calls\":8,\"busypoll_loops\":1,\"busypoll_ns\":2," \
-	"\"busypoll_found\":3,\"zcopy_sent\":4,\"zcopy_copied\":5,"	\
-	"\"zcopy_pending\":0,\"zcopy_hol_stalls\":6,\"metamap_fast\":100," \
-	"\"metamap_fallback\":2,\"metamap_invalidations\":1,"		\
-	"\"metamap_remaps\":3,\"metamap_remap_failures\":0}"
+#define DEV_JSON_COUNTERS						\
+	"\"rx-packets\":10,\"rx-bytes\":640,"				\
+	"\"tx-packets\":5000000000,\"tx-bytes\":320000000000,"		\
+	"\"kicks\":7,\"calls\":8,\"busypoll-loops\":1,\"busypoll-ns\":2," \
+	"\"busypoll-found\":3,\"zcopy-sent\":4,\"zcopy-copied\":5,"	\
+	"\"zcopy-pending\":0,\"zcopy-hol-stalls\":6,\"metamap-fast\":100," \
+	"\"metamap-fallback\":2,\"metamap-invalidations\":1,"		\
+	"\"metamap-remaps\":3,\"metamap-remap-failures\":0,"		\
+	"\"metamap-refused\":9,\"tx-errors\":11,\"zcopy-fallback\":12,"	\
+	"\"zcopy-backoff\":13"
 
-#define QUEUES_JSON							\
-	"\"queues\":[{\"index\":0,\"type\":\"rx\",\"num\":256,"	\
-	"\"busypoll_us\":0,\"metamap_valid\":true,\"stats\":{"		\
-	"\"rx_packets\":10,\"rx_bytes\":640,\"kicks\":3,\"calls\":4,"	\
-	"\"metamap_fast\":60}},{\"index\":1,\"type\":\"tx\",\"num\":256," \
-	"\"busypoll_us\":20,\"metamap_valid\":false,\"stats\":{"	\
-	"\"tx_packets\":5000000000,\"kicks\":4,\"zcopy_sent\":4,"	\
-	"\"zcopy_copied\":5,\"zcopy_pending\":0,\"zcopy_hol_stalls\":6}}]"
+#define QUEUE0_JSON							\
+	"\"dev-id\":3,\"index\":0,\"type\":\"rx\",\"num\":256,"		\
+	"\"owner-busypoll-us\":0,\"busypoll-us\":50,\"metamap-valid\":1"
+#define QUEUE1_JSON							\
+	"\"dev-id\":3,\"index\":1,\"type\":\"tx\",\"num\":256,"		\
+	"\"owner-busypoll-us\":20,\"busypoll-us\":50,\"metamap-valid\":0"
+#define RXQ_JSON_COUNTERS						\
+	"\"rx-packets\":10,\"rx-bytes\":640,\"kicks\":3,\"calls\":4,"	\
+	"\"metamap-fast\":60"
+#define TXQ_JSON_COUNTERS						\
+	"\"tx-packets\":5000000000,\"kicks\":4,\"zcopy-sent\":4,"	\
+	"\"zcopy-copied\":5,\"zcopy-pending\":0,\"zcopy-hol-stalls\":6," \
+	"\"tx-errors\":0"
 
-static void test_print_json(void)
+static void test_print_show_json(void)
 {
-	struct vh_dev d[2];
+	struct vhost_dev_get_rsp d[2];
+	struct fixture f;
 	char *s;
 
-	fixture_dev(&d[0], true, true, true);
-	fixture_dev(&d[1], false, false, false);
-	s = render(d, 1, true, false, 0, false);
+	fixture_init(&f, true, 0);
+	s = render(SHOW, &f.dev, 1, NULL, true, false);
 	CHECK_STR(s, "[{" DEV_JSON_ATTRS "}]\n");
 	free(s);
-	s = render(d, 1, true, false, 1, false);
-	CHECK_STR(s, "[{" DEV_JSON_ATTRS "," DEV_JSON_STATS "}]\n");
+
+	fixture_init(&f, true, 1);
+	s = render(SHOW, &f.dev, 1, &f.more, true, false);
+	CHECK_STR(s, "[{" DEV_JSON_ATTRS ",\"stats\":{" DEV_JSON_COUNTERS "}}]\n");
 	free(s);
-	s = render(d, 1, true, false, 2, false);
-	CHECK_STR(s, "[{" DEV_JSON_ATTRS "," DEV_JSON_STATS "," QUEUES_JSON "}]\n");
+
+	fixture_init(&f, true, 2);
+	s = render(SHOW, &f.dev, 1, &f.more, true, false);
+	CHECK_STR(s, "[{" DEV_JSON_ATTRS ",\"stats\":{" DEV_JSON_COUNTERS "},"
+		  "\"queues\":[{" QUEUE0_JSON ",\"stats\":{" RXQ_JSON_COUNTERS "}},"
+		  "{" QUEUE1_JSON ",\"stats\":{" TXQ_JSON_COUNTERS "}}]}]\n");
 	free(s);
-	/* stats: id, name, counters */
-	s = render(d, 1, true, false, 0, true);
-	CHECK_STR(s, "[{\"id\":3,\"name\":\"vhost3\"," DEV_JSON_STATS "}]\n");
+
+	/* -s -s of a device with no queue statistics and no queues */
+	f.more.queue_stats[1] = NULL;
+	s = render(SHOW, &f.dev, 1, &f.more, true, false);
+	CHECK(s && strstr(s, "{" QUEUE1_JSON "}]}]\n"));
 	free(s);
-	s = render(d, 1, true, false, 2, true);
-	CHECK_STR(s, "[{\"id\":3,\"name\":\"vhost3\"," DEV_JSON_STATS ","
-		  QUEUES_JSON "}]\n");
+	f.more.nqueues = 0;
+	f.more.stats = NULL;
+	s = render(SHOW, &f.dev, 1, &f.more, true, false);
+	CHECK_STR(s, "[{" DEV_JSON_ATTRS ",\"queues\":[]}]\n");
 	free(s);
+
 	/* two devices, the second as an unprivileged user sees it */
-	s = render(d, 2, true, false, 0, false);
+	fixture_dev(&d[0], true);
+	fixture_dev(&d[1], false);
+	d[1].backend_netnsid = -1;	/* absent: not printed */
+	s = render(SHOW, d, 2, NULL, true, false);
 	CHECK_STR(s, "[{" DEV_JSON_ATTRS "},{\"id\":3,\"name\":\"vhost3\","
-		  "\"type\":\"net\",\"features\":5100273664,\"num_queues\":2,"
-		  "\"busypoll_us\":50,\"zerocopy\":true,\"zcopy_min_len\":256,"
-		  "\"metamap\":false}]\n");
+		  "\"type\":\"net\",\"features\":5100273664,\"num-queues\":2,"
+		  "\"admin-busypoll-us\":50,\"zerocopy\":1,\"zcopy-min-len\":256,"
+		  "\"metamap\":0}]\n");
 	free(s);
-	s = render(NULL, 0, true, false, 0, false);
+	d[0]._present.backend_netnsid = 1;
+	d[0].backend_netnsid = -2;
+	s = render(SHOW, d, 1, NULL, true, false);
+	CHECK(s && strstr(s, "\"backend-ifname\":\"tap0\",\"backend-netnsid\":-2,\"features\""));
+	free(s);
+
+	s = render(SHOW, NULL, 0, NULL, true, false);
 	CHECK_STR(s, "[]\n");
 	free(s);
-	s = render(NULL, 0, true, true, 0, false);
+	s = render(SHOW, NULL, 0, NULL, true, true);
 	CHECK_STR(s, "[]\n");
 	free(s);
-	vh_dev_free(&d[0]);
-	vh_dev_free(&d[1]);
 }
 
 static void test_print_json_pretty(void)
 {
-	struct vh_dev d;
+	struct fixture f;
 	char *s;
 
-	fixture_dev(&d, false, false, true);
-	d.nqueues = 1;
-	d.queues[0].stats.have = 0;	/* an empty object */
-	s = render(&d, 1, true, true, 2, false);
+	fixture_init(&f, false, 2);
+	f.more.stats = NULL;
+	f.more.nqueues = 1;
+	f.qstats[0] = (struct vhost_stats_get_rsp_dump){};	/* an empty object */
+	s = render(SHOW, &f.dev, 1, &f.more, true, true);
 	CHECK_STR(s,
 		  "[\n"
 		  "    {\n"
@@ -758,234 +972,409 @@ static void test_print_json_pretty(void)
 		  "        \"name\": \"vhost3\",\n"
 		  "        \"type\": \"net\",\n"
 		  "        \"features\": 5100273664,\n"
-		  "        \"num_queues\": 2,\n"
-		  "        \"busypoll_us\": 50,\n"
-		  "        \"zerocopy\": true,\n"
-		  "        \"zcopy_min_len\": 256,\n"
-		  "        \"metamap\": false,\n"
+		  "        \"num-queues\": 2,\n"
+		  "        \"admin-busypoll-us\": 50,\n"
+		  "        \"zerocopy\": 1,\n"
+		  "        \"zcopy-min-len\": 256,\n"
+		  "        \"metamap\": 0,\n"
 		  "        \"queues\": [\n"
 		  "            {\n"
+		  "                \"dev-id\": 3,\n"
 		  "                \"index\": 0,\n"
 		  "                \"type\": \"rx\",\n"
 		  "                \"num\": 256,\n"
-		  "                \"busypoll_us\": 0,\n"
-		  "                \"metamap_valid\": true,\n"
+		  "                \"owner-busypoll-us\": 0,\n"
+		  "                \"busypoll-us\": 50,\n"
+		  "                \"metamap-valid\": 1,\n"
 		  "                \"stats\": {}\n"
 		  "            }\n"
 		  "        ]\n"
 		  "    }\n"
 		  "]\n");
 	free(s);
-	vh_dev_free(&d);
+}
+
+static void test_print_queues(void)
+{
+	struct vhost_queue_get_rsp q[2];
+	char *s;
+
+	fixture_queue(&q[0], 0);
+	fixture_queue(&q[1], 1);
+	s = render(QUEUES, q, 2, NULL, false, false);
+	CHECK_STR(s, "vhost3 " QUEUE0_TEXT "\nvhost3 " QUEUE1_TEXT "\n");
+	free(s);
+	s = render(QUEUES, q, 2, NULL, true, false);
+	CHECK_STR(s, "[{" QUEUE0_JSON "},{" QUEUE1_JSON "}]\n");
+	free(s);
+	/* a queue type from a newer kernel */
+	q[0].type = 7;
+	s = render(QUEUES, q, 1, NULL, true, false);
+	CHECK(s && strstr(s, "\"type\":\"7\""));
+	free(s);
+}
+
+/* Whitespace-separated words of s equal to w. */
+static int count_word(const char *s, const char *w)
+{
+	size_t n = strlen(w);
+	const char *p;
+	int count = 0;
+
+	for (p = s ? strstr(s, w) : NULL; p; p = strstr(p + 1, w))
+		count += (p == s || p[-1] == ' ' || p[-1] == '\n') &&
+			 (p[n] == ' ' || p[n] == '\n' || !p[n]);
+	return count;
+}
+
+/* The word after the first word w of s ("" if none), in a static buffer. */
+static const char *word_after(const char *s, const char *w)
+{
+	static char buf[64];
+	size_t n = strlen(w);
+	const char *p;
+
+	buf[0] = '\0';
+	for (p = s ? strstr(s, w) : NULL; p; p = strstr(p + 1, w)) {
+		if ((p == s || p[-1] == ' ' || p[-1] == '\n') && p[n] == ' ') {
+			if (sscanf(p + n + 1, "%63s", buf) != 1)
+				buf[0] = '\0';
+			break;
+		}
+	}
+	return buf;
+}
+
+static void test_print_stats(void)
+{
+	struct vhost_stats_get_rsp_dump st[4];
+	char *s;
+	int i;
+
+	/* device scope: a header and the counters of each device */
+	fixture_stats(&st[0], -1);
+	fixture_stats(&st[1], -1);
+	st[1].dev_id = 4;
+	s = render(STATS, st, 2, NULL, false, false);
+	CHECK_STR(s, "vhost3:\n" DEV_STATS_TEXT("    ")
+		  "vhost4:\n" DEV_STATS_TEXT("    "));
+	free(s);
+	s = render(STATS, st, 1, NULL, true, false);
+	CHECK_STR(s, "[{\"dev-id\":3," DEV_JSON_COUNTERS "}]\n");
+	free(s);
+
+	/* queue scope: the queues under their device's header */
+	fixture_stats(&st[0], 0);
+	fixture_stats(&st[1], 1);
+	fixture_stats(&st[2], 0);
+	st[2].dev_id = 4;
+	s = render(STATS, st, 3, NULL, false, false);
+	CHECK_STR(s, "vhost3:\n"
+		  "    queue 0: type rx\n" RXQ_STATS_TEXT("        ")
+		  "    queue 1: type tx\n" TXQ_STATS_TEXT("        ")
+		  "vhost4:\n"
+		  "    queue 0: type rx\n" RXQ_STATS_TEXT("        "));
+	free(s);
+	s = render(STATS, st, 2, NULL, true, false);
+	CHECK_STR(s, "[{\"dev-id\":3,\"queue-index\":0,\"queue-type\":\"rx\","
+		  RXQ_JSON_COUNTERS "},{\"dev-id\":3,\"queue-index\":1,"
+		  "\"queue-type\":\"tx\"," TXQ_JSON_COUNTERS "}]\n");
+	free(s);
+
+	/* the text has each counter exactly once, followed by its value */
+	memset(&st[3], 0, sizeof(st[3]));
+	st[3]._present.dev_id = 1;
+	for (i = VH_STATS_FIRST; i <= VHOST_A_STATS_MAX; i++)
+		stat_set(&st[3], i, 900 + i);
+	s = render(STATS, &st[3], 1, NULL, false, false);
+	for (i = VH_STATS_FIRST; i <= VHOST_A_STATS_MAX; i++) {
+		char value[16];
+
+		snprintf(value, sizeof(value), "%d", 900 + i);
+		if (count_word(s, vhost_stats_policy[i].name) != 1 ||
+		    strcmp(word_after(s, vhost_stats_policy[i].name), value)) {
+			printf("# counter %s: %d times, value \"%s\"\n",
+			       vhost_stats_policy[i].name,
+			       count_word(s, vhost_stats_policy[i].name),
+			       word_after(s, vhost_stats_policy[i].name));
+			failures++;
+		}
+	}
+	CHECK(count_lines(s) == 6);
+	free(s);
 }
 
 static void test_json_escape(void)
 {
-	struct vh_dev d;
+	struct vhost_dev_get_rsp d;
 	char *s;
 
 	memset(&d, 0, sizeof(d));
-	d.have = VH_BIT(VHOST_A_DEV_NAME) | VH_BIT(VHOST_A_DEV_BACKEND_IFNAME) |
-		 VH_BIT(VHOST_A_DEV_TYPE);
-	strcpy(d.name, "vhost9");
-	strcpy(d.backend_ifname, "a\"b\\c\x01");
-	d.type = 42;
-	s = render(&d, 1, true, false, 0, false);
-	CHECK_STR(s, "[{\"name\":\"vhost9\",\"type\":\"42\","
-		  "\"backend_ifname\":\"a\\\"b\\\\c\\u0001\"}]\n");
+	d._present.name_len = 6;
+	d.name = (char *)"vhost9";
+	d._present.backend_ifname_len = 7;
+	d.backend_ifname = (char *)"a\"b\\c\x01";
+	s = render(SHOW, &d, 1, NULL, true, false);
+	CHECK_STR(s, "[{\"name\":\"vhost9\",\"backend-ifname\":\"a\\\"b\\\\c\\u0001\"}]\n");
 	free(s);
 }
 
 static void test_print_event(void)
 {
-	struct nl_msg *m;
-	struct vh_dev d;
+	struct vhost_dev_get_rsp d;
 	char *s;
 
-	m = dev_msg(VHOST_CMD_DEV_CHANGE_NTF, true, true);
-	CHECK(vh_dev_from_msg(nlmsg_hdr(m), &d) == 0);
-	nlmsg_free(m);
-	s = render_event(&d, VH_EV_CHANGE, false, 0);
-	CHECK_STR(s, "[change] vhost3: type net owner-pid 1234 backend-ifname tap0 "
+	/* notifications carry the backend, never the owner */
+	fixture_dev(&d, true);
+	d._present.owner_pid = 0;
+	s = render_event(&d, VH_EV_CHANGE, false);
+	CHECK_STR(s, "[change] vhost3: type net backend-ifname tap0 "
 		  "backend-ifindex 7 features 0x0000000130000000 num-queues 2 "
 		  "busypoll-us 50 zerocopy on zcopy-min-len 256 metamap off\n");
 	free(s);
-	s = render_event(&d, VH_EV_ADD, true, 0);
-	CHECK_STR(s, "{\"event\":\"add\"," DEV_JSON_ATTRS "}\n");
-	free(s);
-	s = render_event(&d, VH_EV_CHANGE, true, 1);
-	CHECK_STR(s, "{\"event\":\"change\"," DEV_JSON_ATTRS "," DEV_JSON_STATS "}\n");
-	free(s);
-	s = render_event(&d, VH_EV_ADD, false, 1);
-	CHECK(s && strstr(s, " metamap off rx-packets 10 rx-bytes 640 "));
-	CHECK(s && strstr(s, " metamap-remap-failures 0\n"));
+	s = render_event(&d, VH_EV_ADD, true);
+	CHECK_STR(s, "{\"event\":\"add\",\"id\":3,\"name\":\"vhost3\",\"type\":\"net\","
+		  "\"backend-ifindex\":7,\"backend-ifname\":\"tap0\","
+		  "\"features\":5100273664,\"num-queues\":2,\"admin-busypoll-us\":50,"
+		  "\"zerocopy\":1,\"zcopy-min-len\":256,\"metamap\":0}\n");
 	CHECK(count_lines(s) == 1);
 	free(s);
 
-	/* the del notification may carry only id, name and type */
 	memset(&d, 0, sizeof(d));
-	d.have = VH_BIT(VHOST_A_DEV_ID) | VH_BIT(VHOST_A_DEV_NAME) |
-		 VH_BIT(VHOST_A_DEV_TYPE);
+	d._present.id = 1;
 	d.id = 3;
-	strcpy(d.name, "vhost3");
+	d._present.name_len = 6;
+	d.name = (char *)"vhost3";
+	d._present.type = 1;
 	d.type = VHOST_DEV_TYPE_NET;
-	s = render_event(&d, VH_EV_DEL, false, 1);
+	s = render_event(&d, VH_EV_DEL, false);
 	CHECK_STR(s, "[del] vhost3: type net\n");
 	free(s);
-	s = render_event(&d, VH_EV_DEL, true, 1);
+	s = render_event(&d, VH_EV_DEL, true);
 	CHECK_STR(s, "{\"event\":\"del\",\"id\":3,\"name\":\"vhost3\",\"type\":\"net\"}\n");
 	free(s);
 }
 
-/* ---- extended ACK ------------------------------------------------------- */
+/* ---- errors: what the generated library makes of the kernel's answer ---- */
 
 /*
- * An NLMSG_ERROR for req: error, the echoed request (unless capped), then
- * the given TLVs (msg may be NULL, offs 0 for none).
+ * A ynl socket whose "kernel" is the other end of a socket pair: the
+ * replies are queued there before the request is made.  Built like
+ * ynl_sock_create() builds one, minus the family lookup.
  */
-static size_t make_err(void *buf, size_t size, const struct nlmsghdr *req,
-		       int error, bool capped, const char *msg, uint32_t offs)
-{
-	struct nlmsghdr *nlh = buf;
-	struct nlmsgerr *e = NLMSG_DATA(nlh);
-	size_t hlen = sizeof(*e) + (capped ? 0 : req->nlmsg_len - NLMSG_HDRLEN);
-	size_t off = NLMSG_HDRLEN + NLMSG_ALIGN(hlen);
-	struct nlattr *a;
+struct fake {
+	struct ynl_sock *ys;
+	int peer;
+};
 
-	memset(buf, 0, size);
-	nlh->nlmsg_type = NLMSG_ERROR;
-	nlh->nlmsg_flags = capped ? NLM_F_CAPPED : 0;
-	e->error = -error;
-	memcpy(&e->msg, req, capped ? sizeof(*req) : req->nlmsg_len);
-	if (msg) {
-		a = (struct nlattr *)((char *)buf + off);
-		a->nla_type = NLMSGERR_ATTR_MSG;
-		a->nla_len = NLA_HDRLEN + strlen(msg) + 1;
-		strcpy((char *)a + NLA_HDRLEN, msg);
-		off += NLA_ALIGN(a->nla_len);
-		nlh->nlmsg_flags |= NLM_F_ACK_TLVS;
-	}
-	if (offs) {
-		a = (struct nlattr *)((char *)buf + off);
-		a->nla_type = NLMSGERR_ATTR_OFFS;
-		a->nla_len = NLA_HDRLEN + sizeof(offs);
-		memcpy((char *)a + NLA_HDRLEN, &offs, sizeof(offs));
-		off += NLA_ALIGN(a->nla_len);
-		nlh->nlmsg_flags |= NLM_F_ACK_TLVS;
-	}
-	nlh->nlmsg_len = off;
-	return off;
+static int fake_open(struct fake *f)
+{
+	int sv[2];
+
+	if (socketpair(AF_UNIX, SOCK_DGRAM, 0, sv))
+		return -1;
+	f->ys = calloc(1, sizeof(*f->ys) + 2 * YNL_SOCKET_BUFFER_SIZE);
+	if (!f->ys)
+		return -1;
+	f->ys->family = &ynl_vhost_family;
+	f->ys->socket = sv[0];
+	f->ys->family_id = 0x20;
+	f->ys->tx_buf = &f->ys->raw_buf[0];
+	f->ys->rx_buf = &f->ys->raw_buf[YNL_SOCKET_BUFFER_SIZE];
+	f->ys->ntf_last_next = &f->ys->ntf_first;
+	f->peer = sv[1];
+	return 0;
 }
 
-static void test_ext_ack(void)
+static void fake_close(struct fake *f)
 {
-	static char buf[1024];
-	struct nl_msg *req = nlmsg_alloc();
-	struct nlmsghdr *rh;
-	struct vh_ext_ack ea;
-	char out[512];
-	uint32_t offs;
-	size_t len;
+	close(f->peer);
+	ynl_sock_destroy(f->ys);
+}
 
-	genlmsg_put(req, 0, 1, FAMILY, 0, 0, VHOST_CMD_DEV_SET, 1);
-	nla_put_string(req, VHOST_A_DEV_NAME, "vhost0");
-	offs = nlmsg_hdr(req)->nlmsg_len;	/* where the next attribute goes */
-	nla_put_u32(req, VHOST_A_DEV_BUSYPOLL_US, 2000000);
-	rh = nlmsg_hdr(req);
+static void put_attr(char *buf, size_t *off, int type, const void *data,
+		     size_t len)
+{
+	struct nlattr *a = (struct nlattr *)(buf + *off);
 
-	/* policy error: message and offset of the attribute */
-	len = make_err(buf, sizeof(buf), rh, ERANGE, false,
-		       "integer out of range", offs);
-	CHECK(vh_ext_ack_parse((void *)buf, len, rh, &ea) == 0);
-	CHECK(ea.error == ERANGE);
-	CHECK_STR(ea.msg, "integer out of range");
-	CHECK(ea.bad_attr == VHOST_A_DEV_BUSYPOLL_US);
-	vh_ext_ack_format(&ea, "vhost0", vh_dev_attr_names, VHOST_A_DEV_MAX,
-			  out, sizeof(out));
+	a->nla_type = type;
+	a->nla_len = NLA_HDRLEN + len;
+	memcpy(buf + *off + NLA_HDRLEN, data, len);
+	*off += NLA_ALIGN(a->nla_len);
+}
+
+/*
+ * Queue an NLMSG_ERROR (capped, as NETLINK_CAP_ACK asks) with the given
+ * message (or NULL) and the offset of the bad attribute in the request (0:
+ * none); type NLMSG_DONE instead for the end of a failed dump.
+ */
+static void fake_error(struct fake *f, int type, int error, const char *msg,
+		       uint32_t offs)
+{
+	static char buf[512];
+	struct nlmsghdr *nlh = (struct nlmsghdr *)buf;
+	size_t off;
+
+	memset(buf, 0, sizeof(buf));
+	nlh->nlmsg_type = type;
+	nlh->nlmsg_flags = NLM_F_CAPPED;
+	if (type == NLMSG_ERROR) {
+		struct nlmsgerr *e = NLMSG_DATA(nlh);
+
+		e->error = -error;
+		off = NLMSG_HDRLEN + sizeof(*e);
+	} else {
+		int err = -error;
+
+		nlh->nlmsg_flags = NLM_F_MULTI;
+		memcpy(NLMSG_DATA(nlh), &err, sizeof(err));
+		off = NLMSG_HDRLEN + sizeof(err);
+	}
+	if (msg)
+		put_attr(buf, &off, NLMSGERR_ATTR_MSG, msg, strlen(msg) + 1);
+	if (offs)
+		put_attr(buf, &off, NLMSGERR_ATTR_OFFS, &offs, sizeof(offs));
+	if (msg || offs)
+		nlh->nlmsg_flags |= NLM_F_ACK_TLVS;
+	nlh->nlmsg_len = off;
+	if (send(f->peer, buf, off, 0) < 0)
+		printf("# fake send: %s\n", strerror(errno));
+}
+
+/* vhostctl set ARGS against the fake: the message vhostctl would print. */
+static void fake_set(struct fake *f, const char *line, char *out, size_t len)
+{
+	struct vhost_dev_set_req *s;
+	struct vh_opts o;
+	struct vh_req r;
+	int ret;
+
+	out[0] = '\0';
+	s = parse(line, &o, &r) ? NULL : vh_dev_set_req(&r.sel, &r.set);
+	if (!s) {
+		snprintf(out, len, "(parse failed: %s)", r.err);
+		return;
+	}
+	ret = vhost_dev_set(f->ys, s);
+	if (ret)
+		vh_err_format(&f->ys->err, r.sel.name, out, len);
+	else if (!vh_warn_format(&f->ys->err, out, len))
+		snprintf(out, len, "(ok)");
+	vhost_dev_set_req_free(s);
+}
+
+/* nlmsghdr + genlmsghdr, then the name "vhost0" (12 bytes with its header) */
+#define OFFS_AFTER_NAME	(NLMSG_HDRLEN + GENL_HDRLEN + NLA_ALIGN(NLA_HDRLEN + 7))
+
+static void test_errors(void)
+{
+	char out[600];
+	struct fake f;
+
+	if (fake_open(&f)) {
+		printf("# no socket pair: %s\n", strerror(errno));
+		failures++;
+		return;
+	}
+	/* a policy error: message and bad attribute, iproute2 prints the message */
+	fake_error(&f, NLMSG_ERROR, ERANGE, "integer out of range",
+		   OFFS_AFTER_NAME);
+	fake_set(&f, "set dev vhost0 busypoll-us 2000000", out, sizeof(out));
+	CHECK_STR(f.ys->err.msg,
+		  "Kernel error: 'integer out of range' (bad attribute: .admin-busypoll-us)");
+	CHECK(f.ys->err.code == ERANGE);
 	CHECK_STR(out, "Error: integer out of range.");
 
-	/* capped echo: the offset is looked up in the request we sent */
-	len = make_err(buf, sizeof(buf), rh, EINVAL, true, NULL, offs);
-	CHECK(vh_ext_ack_parse((void *)buf, len, rh, &ea) == 0);
-	CHECK(ea.bad_attr == VHOST_A_DEV_BUSYPOLL_US && !ea.msg[0]);
-	vh_ext_ack_format(&ea, "vhost0", vh_dev_attr_names, VHOST_A_DEV_MAX,
-			  out, sizeof(out));
-	CHECK_STR(out, "Error: invalid \"busypoll-us\": Invalid argument.");
-	/* ... and not guessed without it */
-	CHECK(vh_ext_ack_parse((void *)buf, len, NULL, &ea) == 0);
-	CHECK(ea.bad_attr == -1);
-	/* an offset outside the request is ignored */
-	len = make_err(buf, sizeof(buf), rh, EINVAL, false, NULL, 4000);
-	CHECK(vh_ext_ack_parse((void *)buf, len, rh, &ea) == 0);
-	CHECK(ea.bad_attr == -1);
+	/* the device is not there: the kernel's words */
+	fake_error(&f, NLMSG_ERROR, ENODEV, "device not found", NLMSG_HDRLEN + GENL_HDRLEN);
+	fake_set(&f, "set dev tap9 metamap on", out, sizeof(out));
+	CHECK_STR(out, "Error: device not found.");
 
-	/* a message that already ends with a period gets no second one */
-	len = make_err(buf, sizeof(buf), rh, ENODEV, false, "No such vhost device.", 0);
-	CHECK(vh_ext_ack_parse((void *)buf, len, rh, &ea) == 0);
-	vh_ext_ack_format(&ea, "vhost0", NULL, 0, out, sizeof(out));
-	CHECK_STR(out, "Error: No such vhost device.");
+	/* no CAP_NET_ADMIN */
+	fake_error(&f, NLMSG_ERROR, EPERM,
+		   "CAP_NET_ADMIN over the network namespace required", 0);
+	fake_set(&f, "set dev vhost0 busypoll-us 5", out, sizeof(out));
+	CHECK_STR(out, "Error: CAP_NET_ADMIN over the network namespace required.");
 
-	/* plain errors */
-	len = make_err(buf, sizeof(buf), rh, ENODEV, false, NULL, 0);
-	CHECK(vh_ext_ack_parse((void *)buf, len, rh, &ea) == 0);
-	CHECK(ea.error == ENODEV && ea.bad_attr == -1 && !ea.msg[0]);
-	vh_ext_ack_format(&ea, "vhost0", NULL, 0, out, sizeof(out));
-	CHECK_STR(out, "Cannot find device \"vhost0\"");
-	len = make_err(buf, sizeof(buf), rh, EPERM, false, NULL, 0);
-	CHECK(vh_ext_ack_parse((void *)buf, len, rh, &ea) == 0);
-	vh_ext_ack_format(&ea, "vhost0", vh_dev_attr_names, VHOST_A_DEV_MAX,
-			  out, sizeof(out));
+	/* a message with a quote and its own final period */
+	fake_error(&f, NLMSG_ERROR, EINVAL, "can't do 'that'.", 0);
+	fake_set(&f, "set dev vhost0 busypoll-us 5", out, sizeof(out));
+	CHECK_STR(out, "Error: can't do 'that'.");
+
+	/* a bad attribute without a message */
+	fake_error(&f, NLMSG_ERROR, EINVAL, NULL, OFFS_AFTER_NAME);
+	fake_set(&f, "set dev vhost0 zcopy-min-len 0", out, sizeof(out));
+	CHECK_STR(out, "Error: Invalid argument (bad attribute: zcopy-min-len).");
+
+	/* no extended ACK at all: from the errno */
+	fake_error(&f, NLMSG_ERROR, EPERM, NULL, 0);
+	fake_set(&f, "set dev vhost0 busypoll-us 5", out, sizeof(out));
 	CHECK_STR(out, "Error: Operation not permitted.");
+	fake_error(&f, NLMSG_ERROR, ENODEV, NULL, 0);
+	fake_set(&f, "set dev vhost9 busypoll-us 5", out, sizeof(out));
+	CHECK_STR(out, "Cannot find device \"vhost9\"");
 
-	/* an ACK: silent, or a warning */
-	len = make_err(buf, sizeof(buf), rh, 0, true, NULL, 0);
-	CHECK(vh_ext_ack_parse((void *)buf, len, rh, &ea) == 0 && ea.error == 0);
-	vh_ext_ack_format(&ea, NULL, NULL, 0, out, sizeof(out));
-	CHECK_STR(out, "");
-	len = make_err(buf, sizeof(buf), rh, 0, true, "busy-poll is off", 0);
-	CHECK(vh_ext_ack_parse((void *)buf, len, rh, &ea) == 0);
-	vh_ext_ack_format(&ea, NULL, NULL, 0, out, sizeof(out));
-	CHECK_STR(out, "Warning: busy-poll is off.");
+	/* an ACK: silent, or the kernel's warning */
+	fake_error(&f, NLMSG_ERROR, 0, NULL, 0);
+	fake_set(&f, "set dev vhost0 busypoll-us 5", out, sizeof(out));
+	CHECK_STR(out, "(ok)");
+	fake_error(&f, NLMSG_ERROR, 0, "busy polling is off", 0);
+	fake_set(&f, "set dev vhost0 busypoll-us 5", out, sizeof(out));
+	CHECK_STR(out, "Warning: busy polling is off.");
 
-	/* truncated messages are refused, not read past */
-	CHECK(vh_ext_ack_parse((void *)buf, 8, rh, &ea) == -EINVAL);
-	len = make_err(buf, sizeof(buf), rh, EINVAL, false, "x", 0);
-	CHECK(vh_ext_ack_parse((void *)buf, len - 4, rh, &ea) == -EINVAL);
-	nlmsg_free(req);
+	/* a dump that ends in an error */
+	{
+		struct vhost_stats_get_req_dump *req;
+		struct vhost_stats_get_rsp_list *l;
+		uint32_t id = 9;
+
+		fake_error(&f, NLMSG_DONE, ENODEV, "device not found",
+			   NLMSG_HDRLEN + GENL_HDRLEN);
+		req = vh_stats_dump_req(&id, true);
+		l = req ? vhost_stats_get_dump(f.ys, req) : NULL;
+		CHECK(!l);
+		vh_err_format(&f.ys->err, "vhost9", out, sizeof(out));
+		CHECK_STR(out, "Error: device not found.");
+		if (req)
+			vhost_stats_get_req_dump_free(req);
+	}
+	fake_close(&f);
 }
 
-static void test_ext_ack_done(void)
+static void test_error_strings(void)
 {
-	static char buf[256];
-	struct nlmsghdr *nlh = (struct nlmsghdr *)buf;
-	struct vh_ext_ack ea;
-	struct nlattr *a;
-	char out[256];
-	int err = -ENODEV;
+	struct ynl_error e = { .code = EINVAL };
+	char out[600];
 
-	/* the end of a dump that failed, with a message */
-	memset(buf, 0, sizeof(buf));
-	nlh->nlmsg_type = NLMSG_DONE;
-	nlh->nlmsg_flags = NLM_F_MULTI | NLM_F_ACK_TLVS;
-	memcpy(NLMSG_DATA(nlh), &err, sizeof(err));
-	a = (struct nlattr *)(buf + NLMSG_HDRLEN + NLMSG_ALIGN(sizeof(err)));
-	a->nla_type = NLMSGERR_ATTR_MSG;
-	a->nla_len = NLA_HDRLEN + sizeof("device went away");
-	strcpy((char *)a + NLA_HDRLEN, "device went away");
-	nlh->nlmsg_len = NLMSG_HDRLEN + NLMSG_ALIGN(sizeof(err)) +
-			 NLA_ALIGN(a->nla_len);
-	CHECK(vh_ext_ack_parse(nlh, nlh->nlmsg_len, NULL, &ea) == 0);
-	CHECK(ea.error == ENODEV);
-	vh_ext_ack_format(&ea, NULL, NULL, 0, out, sizeof(out));
-	CHECK_STR(out, "Error: device went away.");
+	/* the library's own errors */
+	e.code = YNL_ERROR_DUMP_INTER;
+	snprintf(e.msg, sizeof(e.msg), "%s", "Dump interrupted / inconsistent, please retry.");
+	vh_err_format(&e, NULL, out, sizeof(out));
+	CHECK_STR(out, "Error: Dump interrupted / inconsistent, please retry.");
+	e.code = YNL_ERROR_ATTR_INVALID;
+	snprintf(e.msg, sizeof(e.msg), "%s", "Invalid attribute (u32 zerocopy)");
+	vh_err_format(&e, NULL, out, sizeof(out));
+	CHECK_STR(out, "Error: Invalid attribute (u32 zerocopy).");
 
-	/* a normal end of dump */
-	err = 0;
-	memcpy(NLMSG_DATA(nlh), &err, sizeof(err));
-	nlh->nlmsg_flags = NLM_F_MULTI;
-	nlh->nlmsg_len = NLMSG_HDRLEN + sizeof(err);
-	CHECK(vh_ext_ack_parse(nlh, nlh->nlmsg_len, NULL, &ea) == 0);
-	CHECK(ea.error == 0 && !ea.msg[0]);
+	/* both a bad and a missing attribute */
+	e.code = EINVAL;
+	snprintf(e.msg, sizeof(e.msg), "%s", "Kernel error: 'no (good)' (bad attribute: .id, missing attribute: .name)");
+	vh_err_format(&e, NULL, out, sizeof(out));
+	CHECK_STR(out, "Error: no (good).");
+	snprintf(e.msg, sizeof(e.msg), "%s", "Kernel error: missing attribute: .index");
+	vh_err_format(&e, NULL, out, sizeof(out));
+	CHECK_STR(out, "Error: Invalid argument (missing attribute: index).");
+	CHECK(!vh_warn_format(&e, out, sizeof(out)));
+
+	/* the socket */
+	e.code = ENOENT;
+	snprintf(e.msg, sizeof(e.msg), "%s", "failed to receive the socket family info - no such family?");
+	vh_sock_err_format(&e, out, sizeof(out));
+	CHECK_STR(out, "Error: the kernel has no \"vhost\" generic netlink family (no vhost admin plane in this kernel, or the vhost_admin module is not loaded).");
+	e.code = EPROTONOSUPPORT;
+	snprintf(e.msg, sizeof(e.msg), "%s", "failed to create a netlink socket");
+	vh_sock_err_format(&e, out, sizeof(out));
+	CHECK_STR(out, "Error: cannot open the \"vhost\" generic netlink family: failed to create a netlink socket (Protocol not supported).");
 }
 
 static void test_usage(void)
@@ -998,10 +1387,12 @@ static void test_usage(void)
 	fclose(f);
 	/* the grammar the man page and the completion rely on */
 	CHECK(strstr(buf, "vhostctl [ OPTIONS ] OBJECT { COMMAND | help }"));
-	CHECK(strstr(buf, "OBJECT := { dev }"));
+	CHECK(strstr(buf, "OBJECT := { dev | queue }"));
 	CHECK(strstr(buf, "vhostctl dev set [ dev ] DEV [ busypoll-us USEC ] [ zerocopy { on | off } ]"));
 	CHECK(strstr(buf, "[ zcopy-min-len BYTES ] [ metamap { on | off } ]"));
-	CHECK(strstr(buf, "vhostctl dev stats [ [ dev ] DEV ]"));
+	CHECK(strstr(buf, "vhostctl dev stats [ [ dev ] DEV ] [ scope { device | queue } ]"));
+	CHECK(strstr(buf, "vhostctl queue show [ [ dev ] DEV [ index N ] ]"));
+	CHECK(strstr(buf, "DEV := { ID | vhostN | IFNAME"));
 	free(buf);
 }
 
@@ -1011,30 +1402,31 @@ static const struct {
 } tests[] = {
 	{ "parse_card_command", test_parse_card },
 	{ "parse_set_forms", test_parse_set_forms },
-	{ "parse_show_stats_monitor", test_parse_show_stats },
+	{ "parse_device_selectors", test_parse_selectors },
+	{ "parse_commands", test_parse_commands },
 	{ "parse_errors", test_parse_errors },
 	{ "parse_u32", test_get_u32 },
 	{ "vhost_name", test_vhost_name },
-	{ "dev_attrs", test_dev_attrs },
-	{ "queue_attrs", test_queue_attrs },
-	{ "uint_4_or_8_bytes", test_uint },
-	{ "malformed_attrs", test_malformed },
-	{ "print_show_text", test_print_text },
-	{ "print_stats_text", test_print_stats_text },
-	{ "print_json", test_print_json },
+	{ "requests", test_requests },
+	{ "stat_fields", test_stat_fields },
+	{ "spec_names", test_spec_names },
+	{ "print_show_text", test_print_show_text },
+	{ "print_show_json", test_print_show_json },
 	{ "print_json_pretty", test_print_json_pretty },
+	{ "print_queues", test_print_queues },
+	{ "print_stats", test_print_stats },
 	{ "json_escape", test_json_escape },
 	{ "print_monitor_events", test_print_event },
-	{ "ext_ack_error", test_ext_ack },
-	{ "ext_ack_dump_done", test_ext_ack_done },
+	{ "errors_from_ynl", test_errors },
+	{ "error_strings", test_error_strings },
 	{ "usage", test_usage },
 };
 
-/* The fixture as "vhostctl [-p] [-s...] -j show" prints it. */
+/* The fixture as "vhostctl [-p] [-s...] -j show" prints it, two devices. */
 static int sample_json(int argc, char **argv)
 {
 	struct vh_opts opts = { .json = true };
-	struct vh_dev d[2];
+	struct fixture f, g;
 	struct vh_out o;
 	int i;
 
@@ -1044,14 +1436,12 @@ static int sample_json(int argc, char **argv)
 		else if (!strcmp(argv[i], "-s"))
 			opts.stats++;
 	}
-	fixture_dev(&d[0], true, true, true);
-	fixture_dev(&d[1], false, false, false);
+	fixture_init(&f, true, opts.stats);
+	fixture_init(&g, false, opts.stats);
 	vh_out_open(&o, stdout, &opts);
-	vh_print_dev(&o, &d[0]);
-	vh_print_dev(&o, &d[1]);
+	vh_print_dev(&o, &f.dev, opts.stats ? &f.more : NULL);
+	vh_print_dev(&o, &g.dev, NULL);
 	vh_out_close(&o);
-	vh_dev_free(&d[0]);
-	vh_dev_free(&d[1]);
 	return 0;
 }
 

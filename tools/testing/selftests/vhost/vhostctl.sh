@@ -2,18 +2,31 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # vhostctl(8) against the live vhost admin plane, as root: the card's command
-# on a device with traffic, show/stats against sysfs and against the traffic
-# generator's own counts, text against JSON, a device named by its TAP, every
-# error path (status, message, nothing changed), unprivileged callers, and
-# monitor seeing devices come and go.  KTAP on stdout.
+# on a device with traffic, show/stats/queue show against sysfs, against the
+# traffic generator's own counts and against the kernel's YNL cli.py, text
+# against JSON, a device named by its id and by its TAP, every error path
+# (status, message, nothing changed), callers without CAP_NET_ADMIN, and
+# monitor seeing devices come, change and go.  KTAP on stdout.
 #
 # Programs: $VHOSTCTL, else tools/vhostctl/vhostctl of the source tree this
 # script is in, else vhostctl in $PATH; $VHOST_NET_HOLD, else vhost_net_hold
 # in the current directory (the selftests' build directory) or next to this
-# script.
+# script; $YNL_CLI (tools/net/ynl/cli.py of a 6.12 tree), else the one of
+# build/linux, with $YNL_SPEC and $YNL_SCHEMA.
+#
+#   vhostctl.sh [-t TEST]...     run only these tests (the others: SKIP)
 set -u
 
+selected=" "
+while getopts "t:" opt; do
+	case $opt in
+	t) selected+="$OPTARG " ;;
+	*) echo "usage: $0 [-t TEST]..." >&2; exit 2 ;;
+	esac
+done
+
 here=$(cd "$(dirname "$0")" && pwd)
+top=$(cd "$here/../../../.." && pwd)
 KSFT_SKIP=4
 
 find_prog() {	# find_prog CANDIDATE...: the first executable one
@@ -31,6 +44,9 @@ find_prog() {	# find_prog CANDIDATE...: the first executable one
 VHOSTCTL=$(find_prog "${VHOSTCTL:-}" "$here/../../../vhostctl/vhostctl" \
 	"$(command -v vhostctl)")
 HOLD=$(find_prog "${VHOST_NET_HOLD:-}" "$PWD/vhost_net_hold" "$here/vhost_net_hold")
+YNL_CLI=${YNL_CLI:-$top/build/linux/tools/net/ynl/cli.py}
+YNL_SPEC=${YNL_SPEC:-$top/Documentation/netlink/specs/vhost.yaml}
+YNL_SCHEMA=${YNL_SCHEMA:-$(dirname "$YNL_CLI")/../../../Documentation/netlink/genetlink.yaml}
 PY=$(command -v python3)
 SETPRIV=$(command -v setpriv)
 SYS=/sys/class/vhost
@@ -54,6 +70,15 @@ vc_unpriv() {
 	"$SETPRIV" --inh-caps=-net_admin --bounding-set=-net_admin -- \
 		"$VHOSTCTL" "$@"
 }
+# the kernel's own YNL client, JSON out
+# (checked against its schema once: that is slow under TCG)
+ynl_checked=
+ynl() {
+	local schema=(--no-schema)
+
+	[ -z "$ynl_checked" ] && schema=(--schema "$YNL_SCHEMA") && ynl_checked=1
+	"$PY" "$YNL_CLI" --spec "$YNL_SPEC" "${schema[@]}" --output-json "$@"
+}
 
 wait_for() {	# wait_for SECONDS CMD...: until CMD succeeds
 	local end=$((SECONDS + $1))
@@ -66,7 +91,7 @@ wait_for() {	# wait_for SECONDS CMD...: until CMD succeeds
 }
 
 # Python helpers: JSON queries and the comparisons with sysfs and text.
-cat > "$tmp/h.py" << 'EOF'
+cat > "$tmp/h.py" << 'EOF2'
 import json, sys
 
 def load(path):
@@ -82,13 +107,6 @@ def sysdump(path):
             d[k] = v
     return d
 
-def text_value(k, v):
-    if isinstance(v, bool):
-        return 'on' if v else 'off'
-    if k == 'features':
-        return '0x%016x' % v
-    return str(v)
-
 def pairs(tokens, what):
     if len(tokens) % 2:
         raise SystemExit('%s: odd number of words: %s' % (what, tokens))
@@ -99,12 +117,19 @@ def fail(msgs):
         print(m)
     sys.exit(1 if msgs else 0)
 
-def cmd_get(path, expr):
-    v = eval(expr, {'d': load(path)})
-    print(v if isinstance(v, str) else json.dumps(v))
+# The text of "dev show": the keyword that sets admin-busypoll-us, on/off
+TEXT_KEY = {'admin-busypoll-us': 'busypoll-us'}
+ON_OFF = ('zerocopy', 'metamap')
+
+def dev_text_value(k, v):
+    if k in ON_OFF:
+        return {0: 'off', 1: 'on'}[v]
+    if k == 'features':
+        return '0x%016x' % v
+    return str(v)
 
 def cmd_show_text(text_path, json_path):
-    """'show' text against '-j show' of the same single device"""
+    """'dev show' text against '-j dev show' of the same single device"""
     lines = open(text_path).read().split('\n')
     d = load(json_path)
     if len(d) != 1:
@@ -114,31 +139,78 @@ def cmd_show_text(text_path, json_path):
     msgs = []
     if head[0] != d['name'] + ':':
         msgs.append('header %r, name %r' % (head[0], d['name']))
-    words = head[1:] + ' '.join(lines[1:]).split()
-    text = pairs(words, 'text')
-    want = {k.replace('_', '-'): text_value(k, v) for k, v in d.items()
+    text = pairs(head[1:] + ' '.join(lines[1:]).split(), 'text')
+    want = {TEXT_KEY.get(k, k): dev_text_value(k, v) for k, v in d.items()
             if k not in ('id', 'name')}
     if text != want:
         msgs.append('text %s\njson %s' % (text, want))
     fail(msgs)
 
-def cmd_stats_text(text_path, json_path):
-    """'stats' text against '-j stats' (device counters only)"""
-    lines = open(text_path).read().split('\n')
+def cmd_sysfs_dev(json_path, dump_path):
+    """every attribute of '-j dev show' against its sysfs file"""
     d = load(json_path)[0]
+    sysfs = sysdump(dump_path)
     msgs = []
-    if lines[0] != d['name'] + ':':
-        msgs.append('header %r' % lines[0])
+    for k, v in d.items():
+        if k in ('id', 'name'):
+            continue
+        f = k.replace('-', '_')
+        want = '0x%016x' % v if k == 'features' else str(v)
+        if sysfs.get(f) != want:
+            msgs.append('%s: netlink %s, sysfs %s %r' % (k, want, f, sysfs.get(f)))
+    for f in ('type', 'owner_pid', 'backend_ifindex', 'backend_ifname',
+              'features', 'num_queues', 'admin_busypoll_us', 'zerocopy',
+              'zcopy_min_len', 'metamap'):
+        if f.replace('_', '-') not in d:
+            msgs.append('%s in sysfs (%r), not in JSON' % (f, sysfs.get(f)))
+    fail(msgs)
+
+def cmd_stats_text(text_path, json_path):
+    """'dev stats' text against '-j dev stats' (device scope)"""
+    lines = open(text_path).read().split('\n')
+    d = load(json_path)
+    msgs = []
+    if len(d) != 1:
+        fail(['%d replies' % len(d)])
+    d = d[0]
+    if lines[0] != 'vhost%d:' % d['dev-id']:
+        msgs.append('header %r, dev-id %d' % (lines[0], d['dev-id']))
     text = pairs(' '.join(lines[1:]).split(), 'text')
-    want = {k.replace('_', '-'): str(v) for k, v in d['stats'].items()}
+    want = {k: str(v) for k, v in d.items() if k != 'dev-id'}
     if text != want:
         msgs.append('text %s\njson %s' % (text, want))
+    fail(msgs)
+
+def cmd_queue_stats_text(text_path, json_path):
+    """'stats scope queue' text against its JSON"""
+    lines = open(text_path).read().rstrip('\n').split('\n')
+    js = load(json_path)
+    msgs = []
+    if lines[0] != 'vhost%d:' % js[0]['dev-id']:
+        msgs.append('header %r' % lines[0])
+    blocks, cur = [], None
+    for line in lines[1:]:
+        if line.startswith('    queue '):
+            w = line.split()
+            cur = {'queue-index': int(w[1].rstrip(':')), 'queue-type': w[3],
+                   'dev-id': js[0]['dev-id']}
+            blocks.append(cur)
+        elif line.startswith('        ') and cur is not None:
+            cur.update({k: int(v) for k, v in
+                        pairs(line.split(), 'counters').items()})
+        else:
+            msgs.append('line %r' % line)
+    if blocks != js:
+        msgs.append('text %s\njson %s' % (blocks, js))
     fail(msgs)
 
 def cmd_stats_sysfs(json_path, dump_path):
     """device counters against statistics/: every reported one equal, the
     others read 0"""
-    st = load(json_path)[0]['stats']
+    d = load(json_path)
+    if len(d) != 1:
+        fail(['%d replies' % len(d)])
+    st = {k.replace('-', '_'): v for k, v in d[0].items() if k != 'dev-id'}
     sysfs = {k[len('statistics/'):]: v for k, v in sysdump(dump_path).items()
              if k.startswith('statistics/')}
     msgs = []
@@ -154,53 +226,119 @@ def cmd_stats_sysfs(json_path, dump_path):
             msgs.append('%s: not reported, sysfs %s' % (k, v))
     fail(msgs)
 
-QUEUE_ATTRS = ('type', 'num', 'busypoll_us', 'metamap_valid')
+QUEUE_ATTRS = ('type', 'num', 'owner_busypoll_us', 'busypoll_us',
+               'metamap_valid')
 
-def cmd_queues_sysfs(json_path, dump_path, num_queues):
-    """per-queue attributes and counters against queues/vqN/"""
-    d = load(json_path)[0]
+def queue_files(sysfs, i):
+    p = 'queues/vq%d/' % i
+    return {k[len(p):]: v for k, v in sysfs.items() if k.startswith(p)}
+
+def cmd_queues_sysfs(json_path, dump_path, num_queues, admin_bp):
+    """'-j queue show' against queues/vqN/, effective busy-poll time"""
+    qs = load(json_path)
     sysfs = sysdump(dump_path)
-    qs = d.get('queues', [])
     msgs = []
     if [q['index'] for q in qs] != list(range(int(num_queues))):
-        msgs.append('queues %s, num_queues %s' % ([q['index'] for q in qs],
-                                                  num_queues))
+        msgs.append('queues %s, num-queues %s' % ([q['index'] for q in qs],
+                                                 num_queues))
     for q in qs:
-        p = 'queues/vq%d/' % q['index']
-        for k in ('type', 'num', 'busypoll_us'):
-            if str(q.get(k)) != sysfs.get(p + k):
-                msgs.append('%s%s: netlink %s sysfs %s' % (p, k, q.get(k),
-                                                           sysfs.get(p + k)))
-        if str(int(q.get('metamap_valid', -1))) != sysfs.get(p + 'metamap_valid'):
-            msgs.append('%smetamap_valid: %s / %s' % (
-                p, q.get('metamap_valid'), sysfs.get(p + 'metamap_valid')))
-        # the counters: the queue's other files (or its statistics/)
-        files = {}
-        for k, v in sysfs.items():
-            if k.startswith(p):
-                k = k[len(p):]
-                if k.startswith('statistics/'):
-                    k = k[len('statistics/'):]
-                if k not in QUEUE_ATTRS:
-                    files[k] = v
-        st = {k: str(v) for k, v in q.get('stats', {}).items()}
-        if st != files:
-            msgs.append('%sstatistics:\nnetlink %s\nsysfs   %s' % (p, st, files))
-        zc = 'zcopy_sent' in st
-        if zc != (q['type'] == 'tx'):
-            msgs.append('%s: zero-copy counters on a %s queue: %s' % (p, q['type'], zc))
+        files = queue_files(sysfs, q['index'])
+        for k in QUEUE_ATTRS:
+            v = q.get(k.replace('_', '-'))
+            if str(v) != files.get(k):
+                msgs.append('vq%d/%s: netlink %s sysfs %s' %
+                            (q['index'], k, v, files.get(k)))
+        if q['busypoll-us'] != max(q['owner-busypoll-us'], int(admin_bp)):
+            msgs.append('vq%d: busypoll-us %d, owner %d, admin %s' %
+                        (q['index'], q['busypoll-us'], q['owner-busypoll-us'],
+                         admin_bp))
+        if q['type'] != ('rx', 'tx')[q['index'] % 2]:
+            msgs.append('vq%d: type %s' % (q['index'], q['type']))
     fail(msgs)
 
-def cmd_queue_sums(json_path):
-    d = load(json_path)[0]
+def cmd_queue_text(text_path, json_path):
+    """'queue show' text against its JSON"""
+    lines = open(text_path).read().rstrip('\n').split('\n')
+    qs = load(json_path)
     msgs = []
-    for k, v in d['stats'].items():
-        s = sum(q['stats'].get(k, 0) for q in d['queues'])
+    if len(lines) != len(qs):
+        fail(['%d lines, %d queues' % (len(lines), len(qs))])
+    for line, q in zip(lines, qs):
+        w = line.split()
+        if w[:3] != ['vhost%d' % q['dev-id'], 'queue', '%d:' % q['index']]:
+            msgs.append('line %r' % line)
+            continue
+        text = pairs(w[3:], 'text')
+        want = {k: str(v) for k, v in q.items() if k not in ('dev-id', 'index')}
+        want['metamap-valid'] = {0: 'no', 1: 'yes'}[q['metamap-valid']]
+        if text != want:
+            msgs.append('text %s\njson %s' % (text, want))
+    fail(msgs)
+
+def cmd_queue_stats_sysfs(json_path, dump_path, num_queues):
+    """'-j stats scope queue' against the counters in queues/vqN/"""
+    js = load(json_path)
+    sysfs = sysdump(dump_path)
+    msgs = []
+    if [s['queue-index'] for s in js] != list(range(int(num_queues))):
+        msgs.append('queues %s' % [s['queue-index'] for s in js])
+    for s in js:
+        files = {k: v for k, v in queue_files(sysfs, s['queue-index']).items()
+                 if k not in QUEUE_ATTRS}
+        st = {k.replace('-', '_'): str(v) for k, v in s.items()
+              if k not in ('dev-id', 'queue-index', 'queue-type')}
+        if st != files:
+            msgs.append('vq%d:\nnetlink %s\nsysfs   %s' % (s['queue-index'], st, files))
+        zc = 'zcopy_sent' in st
+        if zc != (s['queue-type'] == 'tx'):
+            msgs.append('vq%d: zero-copy counters on a %s queue: %s' %
+                        (s['queue-index'], s['queue-type'], zc))
+    fail(msgs)
+
+def cmd_queue_sums(dev_path, queue_path):
+    d = load(dev_path)[0]
+    qs = load(queue_path)
+    msgs = []
+    for k, v in d.items():
+        if k == 'dev-id':
+            continue
+        s = sum(q.get(k, 0) for q in qs)
         if s != v:
             msgs.append('%s: device %d, sum of queues %d' % (k, v, s))
     fail(msgs)
 
-def cmd_monitor_json(path, dev, dev_b, busypoll):
+def cmd_nested(show_path, stats_path, qstats_path, queues_path):
+    """'-s -s dev show' holds what stats, stats scope queue and queue show say"""
+    d = load(show_path)[0]
+    st = load(stats_path)[0]
+    qst = load(qstats_path)
+    qs = load(queues_path)
+    msgs = []
+    if d.get('stats') != {k: v for k, v in st.items() if k != 'dev-id'}:
+        msgs.append('stats %s\nwant %s' % (d.get('stats'), st))
+    want = []
+    for q, s in zip(qs, qst):
+        q = dict(q)
+        q['stats'] = {k: v for k, v in s.items()
+                      if k not in ('dev-id', 'queue-index', 'queue-type')}
+        want.append(q)
+    if d.get('queues') != want:
+        msgs.append('queues %s\nwant %s' % (d.get('queues'), want))
+    fail(msgs)
+
+def cmd_same(a, b):
+    """two JSON listings hold the same objects (in the same order)"""
+    x, y = load(a), load(b)
+    if x != y:
+        fail(['%s\n%s' % (x, y)])
+
+def cmd_same_one(a, b):
+    """a listing of one object, and that object"""
+    x, y = load(a), load(b)
+    if x != [y]:
+        fail(['%s\n%s' % (x, y)])
+
+def cmd_monitor_json(path, dev, dev_b, zcl):
     ev = []
     msgs = []
     for n, line in enumerate(open(path)):
@@ -210,41 +348,39 @@ def cmd_monitor_json(path, dev, dev_b, busypoll):
             msgs.append('line %d: %s: %r' % (n + 1, e, line))
     names = [(e.get('event'), e.get('name')) for e in ev]
     for e in ev:
-        for k in ('owner_pid', 'backend_ifname', 'backend_ifindex'):
-            if k in e:
-                msgs.append('%s in a notification: %s' % (k, e))
+        if 'owner-pid' in e:
+            msgs.append('owner-pid in a notification: %s' % e)
         if e.get('event') not in ('add', 'del', 'change'):
             msgs.append('event %r' % e.get('event'))
     ch = [e for e in ev if e.get('event') == 'change' and e.get('name') == dev]
-    if not ch or ch[-1].get('busypoll_us') != int(busypoll):
-        msgs.append('no change event of %s with busypoll_us %s' % (dev, busypoll))
+    if not ch or ch[-1].get('zcopy-min-len') != int(zcl):
+        msgs.append('no change event of %s with zcopy-min-len %s' % (dev, zcl))
     if ('add', dev_b) not in names or ('del', dev_b) not in names or \
        names.index(('add', dev_b)) > names.index(('del', dev_b)):
         msgs.append('no add then del of %s: %s' % (dev_b, names))
     fail(msgs)
 
-globals()['cmd_' + sys.argv[1]](*sys.argv[2:])
-EOF
+globals()['cmd_' + sys.argv[1].replace('-', '_')](*sys.argv[2:])
+EOF2
 h() { "$PY" "$tmp/h.py" "$@"; }
-jget() { h get "$@"; }
+# jget FILE FILTER: jq -c -r (jq starts much faster than python under TCG)
+jget() { jq -c -r "$2" "$1"; }
+# sysv PATH: a sysfs file under $SYS, read without a process
+sysv() { local v; read -r v < "$SYS/$1" && echo "$v"; }
 
-# "relpath=value" of every file under a device's sysfs directory we compare
-sysfs_dump() {	# sysfs_dump DEV [queues]
-	local d=$SYS/$1 f
+# "relpath=value" of the sysfs files of a device we compare: all of them,
+# or (queue-attrs) those of its queues that are not counters
+sysfs_dump() {	# sysfs_dump DEV [queue-attrs]
+	local files='* statistics/* queues/vq*/*' f v
 
+	[ "${2:-}" = queue-attrs ] &&
+		files='queues/vq*/type queues/vq*/num queues/vq*/owner_busypoll_us
+		       queues/vq*/busypoll_us queues/vq*/metamap_valid'
 	(
-		cd "$d" || exit 1
-		for f in statistics/*; do
-			echo "$f=$(cat "$f")"
+		cd "$SYS/$1" || exit 1
+		for f in $files; do
+			[ -f "$f" ] && read -r v < "$f" && echo "$f=$v"
 		done
-		if [ "${2:-}" = queues ]; then
-			for f in queues/vq*/*; do
-				[ -f "$f" ] && echo "$f=$(cat "$f")"
-			done
-			for f in queues/vq*/statistics/*; do
-				[ -f "$f" ] && echo "$f=$(cat "$f")"
-			done
-		fi
 	) | sort
 }
 
@@ -252,27 +388,46 @@ sysfs_dump() {	# sysfs_dump DEV [queues]
 tunables() {
 	local f
 
-	for f in busypoll_us zerocopy zcopy_min_len metamap; do
-		printf '%s=%s ' "$f" "$(cat "$SYS/$1/$f")"
+	for f in admin_busypoll_us zerocopy zcopy_min_len metamap; do
+		printf '%s=%s ' "$f" "$(sysv "$1/$f")"
 	done
 }
 
 # Run ARGS with a stable view: OUT holds its stdout taken while the sysfs
 # files of DEV stayed the same, and DUMP those files.  Counters only move
 # with traffic, but the stack may still send into the TAP now and then.
-stable() {	# stable DEV OUT DUMP [queues] -- ARGS...
-	local dev=$1 out=$2 dump=$3 q=$4 try
+stable() {	# stable DEV[:queue-attrs] OUT DUMP -- ARGS...
+	local dev=${1%:*} what= out=$2 dump=$3 try
 
-	shift 5
+	[[ $1 == *:* ]] && what=${1#*:}
+	shift 4
 	for try in 1 2 3 4 5 6 7 8 9 10; do
-		sysfs_dump "$dev" "$q" > "$dump.1"
+		sysfs_dump "$dev" $what > "$dump.1"
 		"$@" > "$out" || return 1
-		sysfs_dump "$dev" "$q" > "$dump"
+		sysfs_dump "$dev" $what > "$dump"
 		cmp -s "$dump.1" "$dump" && return 0
 		sleep 0.2
 	done
 	echo "sysfs of $dev never stood still"
 	return 1
+}
+
+# Two commands whose outputs must agree: retried while counters move.
+agree() {	# agree CHECK A_OUT B_OUT -- A_CMD... -- B_CMD...
+	local check=$1 a=$2 b=$3 try i
+
+	shift 4
+	for ((i = 1; i <= $#; i++)); do
+		[ "${!i}" = -- ] && break
+	done
+	for try in 1 2 3 4 5; do
+		"${@:1:i-1}" > "$a" || return 1
+		"${@:i+1}" > "$b" || return 1
+		"${@:1:i-1}" > "$a.2" || return 1
+		cmp -s "$a" "$a.2" && break
+		sleep 0.2
+	done
+	h "$check" "$a" "$b"
 }
 
 # ---- the device under test ------------------------------------------------
@@ -302,7 +457,7 @@ quiet_tap() {
 }
 
 has_lines() { [ "$(wc -l < "$1")" -ge "$2" ]; }
-tx_above() { [ "$(cat "$SYS/$dev/statistics/tx_packets")" -gt "$1" ]; }
+tx_above() { [ "$(sysv "$dev/statistics/tx_packets")" -gt "$1" ]; }
 
 traffic_stopped=
 stop_traffic() {	# the holder A stops sending and prints its counts
@@ -319,69 +474,66 @@ stop_traffic() {	# the holder A stops sending and prints its counts
 	vc set dev "$dev" busypoll-us 0
 }
 
-# ---- tests ------------------------------------------------------------------
+# ---- tests: show and set ----------------------------------------------------
 
 t_device_in_sysfs() {
 	[ -d "$SYS/$dev" ] || { echo "no $SYS/$dev"; return 1; }
-	[ "$(cat "$SYS/$dev/type")" = net ] || { echo "type $(cat "$SYS/$dev/type")"; return 1; }
+	[ "$(sysv "$dev/type")" = net ] || { echo "type $(sysv "$dev/type")"; return 1; }
 	vc show dev "$dev" > "$tmp/show" || return 1
 	head -n1 "$tmp/show" | grep -q "^$dev: type net " || { cat "$tmp/show"; return 1; }
 }
 
 t_card_command() {
 	# Start from other values, so that the card really changes something.
-	if [ "$(cat "$SYS/$dev/busypoll_us")" = 50 ] ||
-	   [ "$(cat "$SYS/$dev/zerocopy")" = 1 ]; then
+	if [ "$(sysv "$dev/admin_busypoll_us")" = 50 ] ||
+	   [ "$(sysv "$dev/zerocopy")" = 1 ]; then
 		vc set dev "$dev" busypoll-us 0 zerocopy off || return 1
 	fi
+	tx_before_card=$(sysv "$dev/statistics/tx_packets")
 	# The card, word for word (with the live device's name).
 	vhostctl_out=$(vc set dev "$dev" busypoll-us 50 zerocopy on 2>&1)
 	local rc=$?
 	[ $rc = 0 ] && [ -z "$vhostctl_out" ] ||
 		{ echo "status $rc: $vhostctl_out"; return 1; }
+	[ "$(sysv "$dev/admin_busypoll_us")" = 50 ] &&
+	[ "$(sysv "$dev/zerocopy")" = 1 ] ||
+		{ echo "sysfs: $(tunables "$dev")"; return 1; }
+}
+
+t_traffic_during_card() {
+	# The card ran on a device with traffic: TX before it, and after.
+	[ "${tx_before_card:-0}" -gt 0 ] || { echo "no traffic before the card"; return 1; }
+	wait_for 30 tx_above "$(sysv "$dev/statistics/tx_packets")" ||
+		{ echo "tx_packets stuck"; return 1; }
+	echo "tx_packets $tx_before_card before the card, $(sysv "$dev/statistics/tx_packets") now"
 }
 
 t_json_show_after_set() {
 	vc -j show dev "$dev" > "$tmp/j" || return 1
 	"$PY" -m json.tool "$tmp/j" > /dev/null || { cat "$tmp/j"; return 1; }
-	[ "$(jget "$tmp/j" 'len(d)')" = 1 ] &&
-	[ "$(jget "$tmp/j" 'd[0]["name"]')" = "$dev" ] &&
-	[ "$(jget "$tmp/j" 'd[0]["busypoll_us"]')" = 50 ] &&
-	[ "$(jget "$tmp/j" 'd[0]["zerocopy"]')" = true ] || { cat "$tmp/j"; return 1; }
+	[ "$(jget "$tmp/j" 'length')" = 1 ] &&
+	[ "$(jget "$tmp/j" '.[0].name')" = "$dev" ] &&
+	[ "$(jget "$tmp/j" '.[0]."admin-busypoll-us"')" = 50 ] &&
+	[ "$(jget "$tmp/j" '.[0].zerocopy')" = 1 ] &&
+	[ "$(jget "$tmp/j" '.[0] | has("busypoll-us")')" = false ] || { cat "$tmp/j"; return 1; }
+	vc show dev "$dev" | sed -n 3p | grep -q '^    busypoll-us 50 zerocopy on ' ||
+		{ vc show dev "$dev"; return 1; }
 }
 
 t_sysfs_agrees_after_set() {
-	local s=$SYS/$dev j=$tmp/j bad=0 k
+	local j=$tmp/j bad=0
 
 	vc -j show dev "$dev" > "$j" || return 1
-	[ "$(cat "$s/busypoll_us")" = 50 ] || { echo "busypoll_us $(cat "$s/busypoll_us")"; bad=1; }
-	[ "$(cat "$s/zerocopy")" = 1 ] || { echo "zerocopy $(cat "$s/zerocopy")"; bad=1; }
-	for k in busypoll_us zcopy_min_len num_queues owner_pid backend_ifindex \
-		 backend_ifname; do
-		[ "$(jget "$j" "d[0][\"$k\"]")" = "$(cat "$s/$k")" ] ||
-			{ echo "$k: json $(jget "$j" "d[0][\"$k\"]") sysfs $(cat "$s/$k")"; bad=1; }
-	done
-	for k in zerocopy metamap; do
-		[ "$(jget "$j" "int(d[0][\"$k\"])")" = "$(cat "$s/$k")" ] ||
-			{ echo "$k differs"; bad=1; }
-	done
-	[ "$(jget "$j" '"0x%016x" % d[0]["features"]')" = "$(cat "$s/features")" ] ||
-		{ echo "features differ"; bad=1; }
-	[ "$(jget "$j" 'd[0]["owner_pid"]')" = "$pid_a" ] || { echo "owner_pid not $pid_a"; bad=1; }
-	[ "$(jget "$j" 'd[0]["backend_ifname"]')" = "$tap" ] || { echo "backend not $tap"; bad=1; }
-	[ "$(jget "$j" 'd[0]["backend_ifindex"]')" = "$(cat "/sys/class/net/$tap/ifindex")" ] ||
-		{ echo "backend_ifindex"; bad=1; }
+	sysfs_dump "$dev" > "$tmp/dump" || return 1
+	h sysfs_dev "$j" "$tmp/dump" || bad=1
+	[ "$(jget "$j" '.[0]."owner-pid"')" = "$pid_a" ] || { echo "owner-pid not $pid_a"; bad=1; }
+	[ "$(jget "$j" '.[0]."backend-ifname"')" = "$tap" ] || { echo "backend not $tap"; bad=1; }
+	[ "$(jget "$j" '.[0]."backend-ifindex"')" = "$(sysv "../net/$tap/ifindex")" ] ||
+		{ echo "backend-ifindex"; bad=1; }
+	[ "$(jget "$j" '.[0] | has("backend-netnsid")')" = false ] ||
+		{ echo "backend-netnsid for a TAP in the same namespace"; bad=1; }
+	[ "$(jget "$j" '.[0].id')" = "${dev#vhost}" ] || { echo "id of $dev"; bad=1; }
 	return $bad
-}
-
-t_traffic_after_set() {
-	local a b
-
-	a=$(cat "$SYS/$dev/statistics/tx_packets")
-	wait_for 30 tx_above "$a" ||
-		{ echo "tx_packets stuck at $a"; return 1; }
-	b=$(cat "$SYS/$dev/statistics/tx_packets")
-	echo "tx_packets $a -> $b"
 }
 
 t_json_matches_text() {
@@ -395,64 +547,187 @@ t_pretty_json_is_json_tool() {
 	diff "$tmp/jt" "$tmp/p"
 }
 
+ynl_ok() {
+	[ -f "$YNL_CLI" ] && [ -f "$YNL_SCHEMA" ] ||
+		{ skip_reason="no $YNL_CLI or $YNL_SCHEMA"; return 1; }
+}
+
+t_show_equals_ynl_cli() {
+	ynl_ok || return $KSFT_SKIP
+	agree same "$tmp/a" "$tmp/b" -- vc -j show -- ynl --dump dev-get || return 1
+	# cli.py prints a do's reply as an object, vhostctl a list of one
+	agree same_one "$tmp/a" "$tmp/b" -- vc -j show dev "$dev" -- \
+		ynl --do dev-get --json "{\"name\": \"$dev\"}"
+}
+
 t_dev_by_tap_name() {
 	vc -j show dev "$tap" > "$tmp/j" || return 1
-	[ "$(jget "$tmp/j" '[x["name"] for x in d]')" = "[\"$dev\"]" ] || { cat "$tmp/j"; return 1; }
+	[ "$(jget "$tmp/j" '[.[].name]')" = "[\"$dev\"]" ] || { cat "$tmp/j"; return 1; }
 	vc show "$tap" > "$tmp/t" || return 1
 	head -n1 "$tmp/t" | grep -q "^$dev: " || { cat "$tmp/t"; return 1; }
 	vc stats "$tap" > "$tmp/t" || return 1
 	head -n1 "$tmp/t" | grep -qx "$dev:" || { cat "$tmp/t"; return 1; }
+	vc -j queue show "$tap" > "$tmp/j" || return 1
+	[ "$(jget "$tmp/j" '[.[]."dev-id"] | unique')" = "[${dev#vhost}]" ] ||
+		{ cat "$tmp/j"; return 1; }
+}
+
+t_dev_by_id() {
+	local id=${dev#vhost}
+
+	vc -j show dev "$id" > "$tmp/a" && vc -j show "$dev" > "$tmp/b" || return 1
+	h same "$tmp/a" "$tmp/b" || return 1
+	vc -j queue show "$id" index 0 > "$tmp/j" || return 1
+	[ "$(jget "$tmp/j" '[.[] | [."dev-id", .index]]')" = "[[$id,0]]" ] ||
+		{ cat "$tmp/j"; return 1; }
 }
 
 t_set_by_tap_name() {
 	local old
 
-	old=$(cat "$SYS/$dev/zcopy_min_len")
+	old=$(sysv "$dev/zcopy_min_len")
 	vc set dev "$tap" zcopy-min-len 300 || return 1
-	[ "$(cat "$SYS/$dev/zcopy_min_len")" = 300 ] || { echo "zcopy_min_len not 300"; return 1; }
+	[ "$(sysv "$dev/zcopy_min_len")" = 300 ] || { echo "zcopy_min_len not 300"; return 1; }
 	vc set "$tap" zcopy-min-len "$old" || return 1
-	[ "$(cat "$SYS/$dev/zcopy_min_len")" = "$old" ]
+	[ "$(sysv "$dev/zcopy_min_len")" = "$old" ]
 }
+
+t_set_by_id() {
+	vc set "${dev#vhost}" metamap off || return 1
+	[ "$(sysv "$dev/metamap")" = 0 ] || { echo "metamap not 0"; return 1; }
+	vc set dev "${dev#vhost}" metamap on || return 1
+	[ "$(sysv "$dev/metamap")" = 1 ] || { echo "metamap not 1"; return 1; }
+}
+
+# ---- tests: queues ----------------------------------------------------------
+
+# The admin's time above the owner's (0): a queue's two busy-poll times differ.
+admin_above_owner() {
+	[ "$(sysv "$dev/admin_busypoll_us")" = 50 ] || vc set dev "$dev" busypoll-us 50
+}
+
+t_queue_show_equals_sysfs() {
+	admin_above_owner || return 1
+	# with traffic: the queues' counters move, their attributes do not
+	stable "$dev:queue-attrs" "$tmp/j" "$tmp/dump" -- \
+		vc -j queue show dev "$dev" || return 1
+	h queues_sysfs "$tmp/j" "$tmp/dump" "$(sysv "$dev/num_queues")" \
+		"$(sysv "$dev/admin_busypoll_us")"
+}
+
+t_queue_busypoll_follows_admin() {
+	# effective = max(owner, admin): the admin's 50, then the owner's 0
+	vc set dev "$dev" busypoll-us 70 || return 1
+	vc -j queue show dev "$dev" > "$tmp/j" || return 1
+	[ "$(jget "$tmp/j" '[.[]."busypoll-us"]')" = "[70,70]" ] &&
+	[ "$(jget "$tmp/j" '[.[]."owner-busypoll-us"]')" = "[0,0]" ] ||
+		{ cat "$tmp/j"; return 1; }
+	[ "$(sysv "$dev/queues/vq1/busypoll_us")" = 70 ] || return 1
+	vc set dev "$dev" busypoll-us 50 || return 1
+	vc -j queue show dev "$dev" > "$tmp/j" || return 1
+	[ "$(jget "$tmp/j" '[.[]."busypoll-us"]')" = "[50,50]" ] ||
+		{ cat "$tmp/j"; return 1; }
+}
+
+t_queue_text_equals_json() {
+	admin_above_owner || return 1
+	vc queue show dev "$dev" > "$tmp/t" && vc -j queue show dev "$dev" > "$tmp/j" ||
+		return 1
+	cat "$tmp/t"
+	h queue_text "$tmp/t" "$tmp/j"
+}
+
+t_queue_show_index() {
+	vc -j queue show dev "$dev" index 1 > "$tmp/j" || return 1
+	[ "$(jget "$tmp/j" '[.[] | [.index, .type]]')" = '[[1,"tx"]]' ] ||
+		{ cat "$tmp/j"; return 1; }
+	vc queue show dev "$dev" index 0 > "$tmp/t" || return 1
+	[ "$(wc -l < "$tmp/t")" = 1 ] && grep -q "^$dev queue 0: type rx num " "$tmp/t" ||
+		{ cat "$tmp/t"; return 1; }
+}
+
+t_queue_show_all() {
+	vc -j queue show > "$tmp/j" || return 1
+	[ "$(jget "$tmp/j" "[.[] | select(.\"dev-id\" == ${dev#vhost})] | length")" = \
+	  "$(sysv "$dev/num_queues")" ] || { cat "$tmp/j"; return 1; }
+}
+
+t_queue_equals_ynl_cli() {
+	ynl_ok || return $KSFT_SKIP
+	admin_above_owner || return 1
+	agree same "$tmp/a" "$tmp/b" -- vc -j queue show dev "$dev" -- \
+		ynl --dump queue-get --json "{\"dev-id\": ${dev#vhost}}"
+}
+
+# ---- tests: statistics (traffic stopped) ------------------------------------
 
 t_holder_counts_equal_stats() {
 	stop_traffic || return 1
 	echo "vhost_net_hold: tx_packets $held_pkts tx_bytes $held_bytes"
 	[ "$held_pkts" -gt 0 ] || { echo "nothing sent"; return 1; }
-	[ "$(cat "$SYS/$dev/statistics/tx_packets")" = "$held_pkts" ] &&
-	[ "$(cat "$SYS/$dev/statistics/tx_bytes")" = "$held_bytes" ] ||
-		{ echo "sysfs: tx_packets $(cat "$SYS/$dev/statistics/tx_packets") tx_bytes $(cat "$SYS/$dev/statistics/tx_bytes")"; return 1; }
+	[ "$(sysv "$dev/statistics/tx_packets")" = "$held_pkts" ] &&
+	[ "$(sysv "$dev/statistics/tx_bytes")" = "$held_bytes" ] ||
+		{ echo "sysfs: tx_packets $(sysv "$dev/statistics/tx_packets") tx_bytes $(sysv "$dev/statistics/tx_bytes")"; return 1; }
 	vc -j stats dev "$dev" > "$tmp/j" || return 1
-	[ "$(jget "$tmp/j" 'd[0]["stats"]["tx_packets"]')" = "$held_pkts" ] &&
-	[ "$(jget "$tmp/j" 'd[0]["stats"]["tx_bytes"]')" = "$held_bytes" ] || { cat "$tmp/j"; return 1; }
+	[ "$(jget "$tmp/j" '.[0]."tx-packets"')" = "$held_pkts" ] &&
+	[ "$(jget "$tmp/j" '.[0]."tx-bytes"')" = "$held_bytes" ] || { cat "$tmp/j"; return 1; }
+	vc -j stats dev "$dev" scope queue > "$tmp/j" || return 1
+	[ "$(jget "$tmp/j" '[.[] | select(."queue-type" == "tx") | ."tx-packets"]')" = \
+	  "[$held_pkts]" ] || { cat "$tmp/j"; return 1; }
 }
 
 t_stats_equal_sysfs() {
 	stop_traffic || return 1
-	stable "$dev" "$tmp/j" "$tmp/dump" "" -- vc -j stats dev "$dev" || return 1
+	stable "$dev" "$tmp/j" "$tmp/dump" -- vc -j stats dev "$dev" || return 1
 	"$PY" -m json.tool "$tmp/j" > /dev/null || return 1
 	h stats_sysfs "$tmp/j" "$tmp/dump"
 }
 
 t_stats_text_equals_json() {
 	stop_traffic || return 1
-	stable "$dev" "$tmp/t" "$tmp/dump" "" -- vc stats dev "$dev" || return 1
-	vc -j stats dev "$dev" > "$tmp/j" || return 1
-	vc stats dev "$dev" > "$tmp/t2" || return 1
-	cmp -s "$tmp/t" "$tmp/t2" || { echo "counters moved, retry"; return 1; }
-	h stats_text "$tmp/t" "$tmp/j"
+	agree stats_text "$tmp/t" "$tmp/j" -- vc stats dev "$dev" -- \
+		vc -j stats dev "$dev" || return 1
+	cat "$tmp/t"
+	agree queue_stats_text "$tmp/t" "$tmp/j" -- vc stats dev "$dev" scope queue -- \
+		vc -j stats dev "$dev" scope queue || return 1
+	cat "$tmp/t"
+	# -s -s is scope queue
+	vc -s -s stats dev "$dev" > "$tmp/t2" || return 1
+	cmp "$tmp/t" "$tmp/t2"
 }
 
 t_queue_stats_equal_sysfs() {
 	stop_traffic || return 1
-	stable "$dev" "$tmp/j" "$tmp/dump" queues -- vc -j -s -s stats dev "$dev" || return 1
-	h queues_sysfs "$tmp/j" "$tmp/dump" "$(cat "$SYS/$dev/num_queues")"
+	stable "$dev" "$tmp/j" "$tmp/dump" -- vc -j stats dev "$dev" scope queue || return 1
+	h queue_stats_sysfs "$tmp/j" "$tmp/dump" "$(sysv "$dev/num_queues")"
 }
 
 t_queue_sums_equal_device() {
 	stop_traffic || return 1
-	stable "$dev" "$tmp/j" "$tmp/dump" "" -- vc -j -s -s show dev "$dev" || return 1
-	h queue_sums "$tmp/j"
+	agree queue_sums "$tmp/a" "$tmp/b" -- vc -j stats dev "$dev" -- \
+		vc -j stats dev "$dev" scope queue
 }
+
+t_show_s_s_holds_everything() {
+	stop_traffic || return 1
+	stable "$dev" "$tmp/s" "$tmp/dump" -- vc -j -s -s show dev "$dev" || return 1
+	vc -j stats dev "$dev" > "$tmp/st" && vc -j stats dev "$dev" scope queue > "$tmp/qst" &&
+		vc -j queue show dev "$dev" > "$tmp/qs" || return 1
+	h nested "$tmp/s" "$tmp/st" "$tmp/qst" "$tmp/qs" || return 1
+	vc -s -s show dev "$dev" > "$tmp/t" || return 1
+	grep -q '^    statistics:$' "$tmp/t" && grep -q "^    queue 1: type tx " "$tmp/t" ||
+		{ cat "$tmp/t"; return 1; }
+}
+
+t_stats_equal_ynl_cli() {
+	ynl_ok || return $KSFT_SKIP
+	stop_traffic || return 1
+	agree same "$tmp/a" "$tmp/b" -- vc -j stats -- ynl --dump stats-get || return 1
+	agree same "$tmp/a" "$tmp/b" -- vc -j stats scope queue -- \
+		ynl --dump stats-get --json '{"scope": ["queue"]}'
+}
+
+# ---- tests: errors ------------------------------------------------------------
 
 # expect_error STATUS REGEX ARGS...: vhostctl ARGS fails with STATUS, one
 # line on stderr matching REGEX, nothing on stdout, no tunable of dev changed
@@ -484,7 +759,9 @@ t_err_duplicate() {
 
 t_err_unknown_keyword() {
 	expect_error 2 '^Unknown keyword "busypoll", try "vhostctl dev help"$' \
-		vc set dev "$dev" busypoll 5
+		vc set dev "$dev" busypoll 5 &&
+	expect_error 2 '^Unknown keyword "admin-busypoll-us", try "vhostctl dev help"$' \
+		vc set dev "$dev" admin-busypoll-us 5
 }
 
 t_err_missing_value() {
@@ -506,7 +783,11 @@ t_err_cli_garbage() {
 	expect_error 2 '^Command "sett" is unknown' vc dev sett "$dev" busypoll-us 5 &&
 	expect_error 2 '^Unknown option "-x"' vc -x set dev "$dev" busypoll-us 5 &&
 	expect_error 2 '^Nothing to set' vc set dev "$dev" &&
-	expect_error 2 '^Duplicate argument "dev"' vc set dev "$dev" dev "$dev" metamap on
+	expect_error 2 '^Duplicate argument "dev"' vc set dev "$dev" dev "$dev" metamap on &&
+	expect_error 2 '^Invalid device id "99999999999"$' vc set dev 99999999999 metamap on &&
+	expect_error 2 '^Invalid "scope" value "queues"' vc stats dev "$dev" scope queues &&
+	expect_error 2 '^Argument "index" needs a device' vc queue show index 1 &&
+	expect_error 2 '^Invalid "index" value "tx"$' vc queue show dev "$dev" index tx
 }
 
 t_err_range_busypoll() {
@@ -521,42 +802,80 @@ t_err_range_zcopy_min_len() {
 # One bad value in a request: none of the good ones is applied.
 t_err_all_or_none() {
 	expect_error 1 '^Error: .+\.$' \
-		vc set dev "$dev" busypoll-us 7 zerocopy off zcopy-min-len 70000 metamap off
+		vc set dev "$dev" busypoll-us 7 zerocopy off zcopy-min-len 70000 metamap off &&
+	expect_error 1 '^Error: .+\.$' \
+		vc set dev "$tap" busypoll-us 1000001 metamap off
 }
 
 t_err_no_such_device() {
-	expect_error 1 '^(Error: device not found\.|Cannot find device "vhost99999")$' \
-		vc set dev vhost99999 busypoll-us 5 &&
-	expect_error 1 '^(Error: device not found\.|Cannot find device "vhost99999")$' \
-		vc -j show dev vhost99999
+	expect_error 1 '^Error: device not found\.$' vc set dev vhost99999 busypoll-us 5 &&
+	expect_error 1 '^Error: device not found\.$' vc set dev 99999 busypoll-us 5 &&
+	expect_error 1 '^Error: device not found\.$' vc -j show dev vhost99999 &&
+	expect_error 1 '^Error: device not found\.$' vc stats dev 99999 &&
+	expect_error 1 '^Error: device not found\.$' vc queue show dev 99999
+}
+
+t_err_no_such_queue() {
+	expect_error 1 '^Error: no such queue\.$' vc queue show dev "$dev" index 99
 }
 
 t_err_no_such_backend() {
-	expect_error 1 '^Cannot find device "nosuchtap0"$' vc show dev nosuchtap0 &&
-	expect_error 1 '^Cannot find device "nosuchtap0"$' vc set dev nosuchtap0 metamap on
+	expect_error 1 '^Error: device not found\.$' vc show dev nosuchtap0 &&
+	expect_error 1 '^Error: device not found\.$' vc set dev nosuchtap0 metamap on &&
+	expect_error 1 '^Error: device not found\.$' vc set dev lo metamap on
 }
+
+# ---- tests: without CAP_NET_ADMIN ---------------------------------------------
 
 t_err_unprivileged_set() {
 	[ -n "$SETPRIV" ] || { skip_reason="no setpriv"; return $KSFT_SKIP; }
-	expect_error 1 '^Error: Operation not permitted\.$' \
-		vc_unpriv set dev "$dev" busypoll-us 5
+	expect_error 1 '^Error: CAP_NET_ADMIN over the network namespace required\.$' \
+		vc_unpriv set dev "$dev" busypoll-us 5 &&
+	expect_error 1 '^Error: CAP_NET_ADMIN over the network namespace required\.$' \
+		vc_unpriv set dev "$tap" metamap off
+}
+
+t_unprivileged_set_is_eperm() {
+	# The errno under the kernel's message: EPERM, from the syscall trace.
+	[ -n "$SETPRIV" ] || { skip_reason="no setpriv"; return $KSFT_SKIP; }
+	command -v strace > /dev/null || { skip_reason="no strace"; return $KSFT_SKIP; }
+	"$SETPRIV" --inh-caps=-net_admin --bounding-set=-net_admin -- \
+		strace -e trace=recvfrom,recvmsg,recv -e abbrev=none -s 0 -o "$tmp/strace" \
+		"$VHOSTCTL" set dev "$dev" busypoll-us 5 2> /dev/null
+	grep -q 'error=-EPERM' "$tmp/strace" || { grep -i err "$tmp/strace"; return 1; }
 }
 
 t_unprivileged_show() {
 	[ -n "$SETPRIV" ] || { skip_reason="no setpriv"; return $KSFT_SKIP; }
 	vc_unpriv -j show dev "$dev" > "$tmp/j" || return 1
-	[ "$(jget "$tmp/j" 'sorted(k for k in ("owner_pid", "backend_ifindex", "backend_ifname") if k in d[0])')" = "[]" ] ||
+	[ "$(jget "$tmp/j" '[.[0] | keys[] | select(startswith("backend") or . == "owner-pid")]')" = "[]" ] ||
 		{ echo "private attributes shown:"; cat "$tmp/j"; return 1; }
-	[ "$(jget "$tmp/j" 'd[0]["busypoll_us"]')" = "$(cat "$SYS/$dev/busypoll_us")" ] ||
+	[ "$(jget "$tmp/j" '.[0]."admin-busypoll-us"')" = "$(sysv "$dev/admin_busypoll_us")" ] ||
 		{ cat "$tmp/j"; return 1; }
 	vc_unpriv show dev "$dev" | head -n1 | grep -qx "$dev: type net" || return 1
-	expect_error 1 "^Cannot find device \"$tap\" \\(backend interfaces are only shown to CAP_NET_ADMIN\\)$" \
-		vc_unpriv show dev "$tap"
+	vc_unpriv -j show > "$tmp/j" || return 1
+	[ "$(jget "$tmp/j" '[.[] | keys[] | select(startswith("backend") or . == "owner-pid")]')" = "[]" ] ||
+		{ echo "private attributes in the dump:"; cat "$tmp/j"; return 1; }
+	# Named by its TAP, the device still shows no backend and no owner.
+	if vc_unpriv -j show dev "$tap" > "$tmp/j" 2> "$tmp/err"; then
+		[ "$(jget "$tmp/j" '[.[] | keys[] | select(startswith("backend") or . == "owner-pid")]')" = "[]" ] ||
+			{ cat "$tmp/j"; return 1; }
+	else
+		cat "$tmp/err"
+	fi
 }
+
+t_unprivileged_monitor() {
+	[ -n "$SETPRIV" ] || { skip_reason="no setpriv"; return $KSFT_SKIP; }
+	expect_error 1 '^Error: cannot join the "monitor" multicast group: Operation not permitted\.$' \
+		vc_unpriv monitor
+}
+
+# ---- tests: monitor -------------------------------------------------------------
 
 monitor_started=
 start_monitors() {
-	local end=$((SECONDS + 60)) bp
+	local end=$((SECONDS + 60)) zcl v=301
 
 	[ -n "$monitor_started" ] && return 0
 	# Not through vc(): $! must be vhostctl itself, not a subshell.
@@ -566,21 +885,44 @@ start_monitors() {
 	monj_pid=$!
 	pids+=("$mon_pid" "$monj_pid")
 	monitor_started=1
-	# Both are listening once both have seen a change event of ours.
-	bp=$(cat "$SYS/$dev/busypoll_us")
+	# Both are listening once both have seen a change of ours; only real
+	# changes are notified, so the value alternates.
+	zcl=$(sysv "$dev/zcopy_min_len")
 	until grep -q "^\[change\] $dev: " "$tmp/mon.txt" &&
 	      grep -q "\"event\":\"change\",\"id\":[0-9]*,\"name\":\"$dev\"" "$tmp/mon.json"; do
 		[ "$SECONDS" -ge "$end" ] && { echo "monitors never saw a change"; return 1; }
-		vc set dev "$dev" busypoll-us "$bp" || return 1
+		[ "$v" = 301 ] && v=302 || v=301
+		vc set dev "$dev" zcopy-min-len "$v" || return 1
 		sleep 0.3
 	done
-	mon_busypoll=$bp
+	vc set dev "$dev" zcopy-min-len "$zcl" || return 1
+	mon_zcl=$zcl
+	wait_for 10 grep -q "^\[change\] $dev: .* zcopy-min-len $zcl " "$tmp/mon.txt"
 }
 
 t_monitor_sees_change() {
+	start_monitors || { cat "$tmp/mon.txt" "$tmp/mon.err"; return 1; }
+	vc set dev "$dev" busypoll-us 33 || return 1
+	wait_for 10 grep -q "^\[change\] $dev: .* busypoll-us 33 " "$tmp/mon.txt" ||
+		{ cat "$tmp/mon.txt"; return 1; }
+	grep "^\[change\] $dev: " "$tmp/mon.txt" | tail -n1
+	vc set dev "$dev" busypoll-us 0
+}
+
+last_change_has() {	# last_change_has WORDS: the last change event of dev
+	grep "^\[change\] $dev: " "$tmp/mon.txt" | tail -n1 | grep -q " $1 "
+}
+
+t_monitor_no_event_without_change() {
+	local n
+
 	start_monitors || return 1
-	grep "^\[change\] $dev: " "$tmp/mon.txt" | tail -n1 |
-		grep -q " busypoll-us $mon_busypoll " || { cat "$tmp/mon.txt"; return 1; }
+	wait_for 10 last_change_has "busypoll-us 0" || { cat "$tmp/mon.txt"; return 1; }
+	n=$(grep -c "^\[change\] $dev: " "$tmp/mon.txt")
+	vc set dev "$dev" busypoll-us 0 zcopy-min-len "$mon_zcl" || return 1
+	sleep 1
+	[ "$(grep -c "^\[change\] $dev: " "$tmp/mon.txt")" = "$n" ] ||
+		{ echo "a set that changed nothing was notified:"; tail -n2 "$tmp/mon.txt"; return 1; }
 }
 
 t_monitor_sees_add_del() {
@@ -589,10 +931,14 @@ t_monitor_sees_add_del() {
 	start_monitors || return 1
 	start_holder b -n 0 || return 1
 	dev_b=$hold_dev
+	tap_b=$hold_tap
 	pid_b=$hold_pid
 	[ "$dev_b" != "$dev" ] || { echo "two devices named $dev"; return 1; }
 	wait_for 30 grep -q "^\[add\] $dev_b: type net " "$tmp/mon.txt" ||
 		{ echo "no add event:"; cat "$tmp/mon.txt"; return 1; }
+	# its owner and backend arrive after the open: a change with the TAP
+	wait_for 30 grep -q "^\[change\] $dev_b: .*backend-ifname $tap_b " "$tmp/mon.txt" ||
+		{ echo "no change event with the backend:"; cat "$tmp/mon.txt"; return 1; }
 	kill -TERM "$pid_b"
 	wait "$pid_b" || { echo "vhost_net_hold -n 0 failed"; cat "$tmp/b.err"; return 1; }
 	wait_for 30 grep -q "^\[del\] $dev_b: type net" "$tmp/mon.txt" ||
@@ -605,7 +951,7 @@ t_monitor_json_events() {
 	wait_for 30 grep -q "\"event\":\"del\",\"id\":[0-9]*,\"name\":\"$dev_b\"" "$tmp/mon.json" ||
 		{ cat "$tmp/mon.json"; return 1; }
 	cat "$tmp/mon.json"
-	h monitor_json "$tmp/mon.json" "$dev" "$dev_b" "$mon_busypoll"
+	h monitor_json "$tmp/mon.json" "$dev" "$dev_b" "$mon_zcl"
 }
 
 t_monitor_exits_on_sigterm() {
@@ -625,34 +971,49 @@ t_monitor_exits_on_sigterm() {
 t_device_gone_after_close() {
 	[ -n "${dev_b:-}" ] || { echo "no second device"; return 1; }
 	wait_for 10 [ ! -e "$SYS/$dev_b" ] || { echo "$SYS/$dev_b still there"; return 1; }
-	expect_error 1 '^(Error: device not found\.|Cannot find device)' vc show dev "$dev_b"
+	expect_error 1 '^Error: device not found\.$' vc show dev "$dev_b" &&
+	expect_error 1 '^Error: device not found\.$' vc stats dev "${dev_b#vhost}"
 }
 
 t_dump_lists_every_device() {
 	local want got
 
 	vc -j show > "$tmp/j" || return 1
-	got=$(jget "$tmp/j" '" ".join(sorted(x["name"] for x in d))')
+	got=$(jget "$tmp/j" '[.[].name] | sort | join(" ")')
 	want=$(ls "$SYS" | sort | tr '\n' ' ' | sed 's/ $//')
 	echo "netlink: $got; sysfs: $want"
-	[ "$got" = "$want" ] && [[ " $got " == *" $dev "* ]]
+	[ "$got" = "$want" ] && [[ " $got " == *" $dev "* ]] || return 1
+	vc -j stats > "$tmp/j" || return 1
+	got=$(jget "$tmp/j" '[.[] | "vhost\(."dev-id")"] | sort | join(" ")')
+	[ "$got" = "$want" ] || { echo "stats: $got"; return 1; }
 }
 
 tests=(
 	device_in_sysfs
 	card_command
+	traffic_during_card
 	json_show_after_set
 	sysfs_agrees_after_set
-	traffic_after_set
 	json_matches_text
 	pretty_json_is_json_tool
+	show_equals_ynl_cli
 	dev_by_tap_name
+	dev_by_id
 	set_by_tap_name
+	set_by_id
+	queue_show_equals_sysfs
+	queue_busypoll_follows_admin
+	queue_text_equals_json
+	queue_show_index
+	queue_show_all
+	queue_equals_ynl_cli
 	holder_counts_equal_stats
 	stats_equal_sysfs
 	stats_text_equals_json
 	queue_stats_equal_sysfs
 	queue_sums_equal_device
+	show_s_s_holds_everything
+	stats_equal_ynl_cli
 	err_invalid_value
 	err_duplicate
 	err_unknown_keyword
@@ -664,10 +1025,14 @@ tests=(
 	err_range_zcopy_min_len
 	err_all_or_none
 	err_no_such_device
+	err_no_such_queue
 	err_no_such_backend
 	err_unprivileged_set
+	unprivileged_set_is_eperm
 	unprivileged_show
+	unprivileged_monitor
 	monitor_sees_change
+	monitor_no_event_without_change
 	monitor_sees_add_del
 	monitor_json_events
 	monitor_exits_on_sigterm
@@ -691,6 +1056,7 @@ why=
 [ -n "$VHOSTCTL" ] || why="no vhostctl binary (make -C tools/vhostctl)"
 [ -z "$why" ] && [ -z "$HOLD" ] && why="no vhost_net_hold (build the selftests)"
 [ -z "$why" ] && [ -z "$PY" ] && why="no python3"
+[ -z "$why" ] && ! command -v jq > /dev/null && why="no jq"
 [ -z "$why" ] && [ ! -c /dev/vhost-net ] && why="no /dev/vhost-net"
 [ -z "$why" ] && [ "$(id -u)" != 0 ] && why="must run as root"
 if [ -n "$why" ]; then
@@ -716,9 +1082,15 @@ echo "# device $dev, backend $tap, owner $pid_a"
 num=0 rc=0
 for t in "${tests[@]}"; do
 	num=$((num + 1))
+	if [ "$selected" != " " ] && [[ $selected != *" $t "* ]]; then
+		echo "ok $num $t # SKIP not selected"
+		continue
+	fi
 	skip_reason=
+	start=$SECONDS
 	"t_$t" > "$tmp/diag" 2>&1
 	r=$?
+	[ -n "${VHOSTCTL_SH_TIMES:-}" ] && echo "# $t: $((SECONDS - start)) s"
 	if [ $r = 0 ]; then
 		echo "ok $num $t"
 	elif [ $r = $KSFT_SKIP ]; then

@@ -1,0 +1,96 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * A parsed command line -> the requests of the generated library.  The
+ * device is named to the kernel as the user named it: by id, by name, or by
+ * its backend interface, which the kernel resolves in the caller's network
+ * namespace; set goes out as one request, so it applies to the device the
+ * kernel found, all values or none.
+ */
+#include "vhostctl.h"
+
+struct vhost_dev_get_req *vh_dev_get_req(const struct vh_sel *sel)
+{
+	struct vhost_dev_get_req *req = vhost_dev_get_req_alloc();
+
+	if (!req)
+		return NULL;
+	switch (sel->kind) {
+	case VH_SEL_ID:
+		vhost_dev_get_req_set_id(req, sel->id);
+		break;
+	case VH_SEL_NAME:
+		vhost_dev_get_req_set_name(req, sel->name);
+		break;
+	case VH_SEL_IFNAME:
+		vhost_dev_get_req_set_backend_ifname(req, sel->name);
+		break;
+	case VH_SEL_ALL:
+		break;
+	}
+	return req;
+}
+
+struct vhost_dev_set_req *vh_dev_set_req(const struct vh_sel *sel,
+					 const struct vh_set *set)
+{
+	struct vhost_dev_set_req *req = vhost_dev_set_req_alloc();
+
+	if (!req)
+		return NULL;
+	switch (sel->kind) {
+	case VH_SEL_ID:
+		vhost_dev_set_req_set_id(req, sel->id);
+		break;
+	case VH_SEL_NAME:
+		vhost_dev_set_req_set_name(req, sel->name);
+		break;
+	case VH_SEL_IFNAME:
+		vhost_dev_set_req_set_backend_ifname(req, sel->name);
+		break;
+	case VH_SEL_ALL:
+		break;
+	}
+	if (set->mask & VH_BIT(VHOST_A_DEV_ADMIN_BUSYPOLL_US))
+		vhost_dev_set_req_set_admin_busypoll_us(req, set->busypoll_us);
+	if (set->mask & VH_BIT(VHOST_A_DEV_ZEROCOPY))
+		vhost_dev_set_req_set_zerocopy(req, set->zerocopy);
+	if (set->mask & VH_BIT(VHOST_A_DEV_ZCOPY_MIN_LEN))
+		vhost_dev_set_req_set_zcopy_min_len(req, set->zcopy_min_len);
+	if (set->mask & VH_BIT(VHOST_A_DEV_METAMAP))
+		vhost_dev_set_req_set_metamap(req, set->metamap);
+	return req;
+}
+
+struct vhost_queue_get_req *vh_queue_get_req(uint32_t dev_id, uint32_t index)
+{
+	struct vhost_queue_get_req *req = vhost_queue_get_req_alloc();
+
+	if (!req)
+		return NULL;
+	vhost_queue_get_req_set_dev_id(req, dev_id);
+	vhost_queue_get_req_set_index(req, index);
+	return req;
+}
+
+struct vhost_queue_get_req_dump *vh_queue_dump_req(const uint32_t *dev_id)
+{
+	struct vhost_queue_get_req_dump *req = vhost_queue_get_req_dump_alloc();
+
+	if (req && dev_id)
+		vhost_queue_get_req_dump_set_dev_id(req, *dev_id);
+	return req;
+}
+
+struct vhost_stats_get_req_dump *vh_stats_dump_req(const uint32_t *dev_id,
+						   bool per_queue)
+{
+	struct vhost_stats_get_req_dump *req = vhost_stats_get_req_dump_alloc();
+
+	if (!req)
+		return NULL;
+	if (dev_id)
+		vhost_stats_get_req_dump_set_dev_id(req, *dev_id);
+	if (per_queue)
+		vhost_stats_get_req_dump_set_scope(req, VHOST_STATS_SCOPE_QUEUE);
+	return req;
+}
