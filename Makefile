@@ -14,6 +14,8 @@ help:
 	@echo "make patches          export the full series into build/patches"
 	@echo "make refresh-patches  rewrite patches/ from commits in build/linux"
 	@echo "make regen            regenerate the netlink code from the YNL spec"
+	@echo "make deb              Debian packages vhost-metamap-dkms, vhostctl into build/deb"
+	@echo "make check-distro     the packages on Debian's own 6.12 kernel (SMAP on and off)"
 	@echo "scripts/vm --smap on|off -- CMD   run CMD in a guest"
 
 check:
@@ -41,7 +43,8 @@ refresh-patches:
 	@scripts/refresh-patches
 
 clean:
-	rm -rf build/kbuild-debug build/kbuild-perf build/selftests build/check build/patches
+	rm -rf build/kbuild-debug build/kbuild-perf build/selftests build/check build/patches \
+		build/deb build/distro build/distro-install
 
 regen:
 	@scripts/ynl-regen
@@ -51,3 +54,13 @@ regen:
 .PHONY: bench
 bench:
 	@QUICK=$(QUICK) scripts/bench
+
+# The Debian packages (issue 18): vhost-metamap-dkms and vhostctl into
+# build/deb/; check-distro tests them on Debian's own 6.12 kernel image
+# (build/distro/), SMAP on and off.
+.PHONY: deb check-distro
+deb:
+	@scripts/deb
+
+check-distro:
+	@scripts/check-distro
