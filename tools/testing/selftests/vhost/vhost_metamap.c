@@ -456,15 +456,18 @@ static int swapped_pages(void *p, size_t len)
 }
 
 /*
- * Page [p, p+len) out.  Pages the vhost worker swapped in on another CPU may
- * still sit in that CPU's LRU-add batch, where MADV_PAGEOUT cannot isolate
- * them: drain every CPU's batches (drop_caches does) and try again.
+ * Page [p, p+len) out; the number of its pages swapped out.  A page swapped
+ * in on another CPU (by the vhost worker, or by this thread before the
+ * scheduler moved it) may still sit in that CPU's LRU-add batch, where
+ * MADV_PAGEOUT cannot isolate it: drain every CPU's batches (drop_caches
+ * does) and try again until every page is out, so that each round
+ * invalidates both queues' maps.
  */
 static int page_out(void *p, size_t len)
 {
 	int i, n = 0;
 
-	for (i = 0; i < 20 && !n; i++) {
+	for (i = 0; i < 20 && n < (int)(len / PAGE); i++) {
 		if (i)
 			write_str("/proc/sys/vm/drop_caches", "1");
 		if (madvise(p, len, MADV_PAGEOUT))
