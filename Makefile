@@ -1,12 +1,13 @@
 # SPDX-License-Identifier: GPL-2.0
 # Entry points of the project; the work is done by scripts/.
 
-.PHONY: all check kernel kernel-perf tests tree patches refresh-patches regen deps clean help
+.PHONY: all check ci kernel kernel-perf tests tree patches refresh-patches regen deps clean help
 
 all: kernel tests
 
 help:
 	@echo "make check            build everything, run all tests (SMAP on and off)"
+	@echo "make ci               what CI runs: make check, then make check-distro"
 	@echo "make bench [QUICK=1]  the benchmark: perf kernel, SMAP on/off, build/bench/"
 	@echo "make kernel           debug kernel into build/kbuild-debug"
 	@echo "make kernel-perf      benchmark kernel into build/kbuild-perf"
@@ -20,6 +21,9 @@ help:
 
 check:
 	@scripts/check
+
+ci:
+	@scripts/ci
 
 deps:
 	@scripts/install-deps
