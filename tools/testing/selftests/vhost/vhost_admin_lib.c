@@ -276,16 +276,19 @@ int64_t vhost_fd_id(int fd)
 int sysfs_u64(const char *name, const char *file, uint64_t *v)
 {
 	char path[256];
+	int ok, err;
 	FILE *f;
-	int ok;
 
 	snprintf(path, sizeof(path), "/sys/class/vhost/%s/%s", name, file);
 	f = fopen(path, "r");
 	if (!f)
 		return -errno;
+	errno = 0;
 	ok = fscanf(f, "%" SCNi64, (int64_t *)v) == 1;
+	/* the read's own error: ENODEV once the device is gone */
+	err = ferror(f) ? errno : 0;
 	fclose(f);
-	return ok ? 0 : -EINVAL;
+	return ok ? 0 : err ? -err : -EINVAL;
 }
 
 int module_param_u64(const char *module, const char *param, uint64_t *v)
