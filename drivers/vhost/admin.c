@@ -38,7 +38,7 @@ MODULE_PARM_DESC(busypoll_us,
 static unsigned int zcopy_min_len = 256;
 module_param(zcopy_min_len, uint, 0644);
 MODULE_PARM_DESC(zcopy_min_len,
-		 "Default length below which new devices copy TX packets even with zero-copy on (default: 256)");
+		 "Default length below which new devices copy TX packets even with zero-copy on (default and least: 256)");
 
 /* Devices by id; rules in admin_internal.h. */
 static DEFINE_XARRAY_ALLOC(vhost_admin_devs);
@@ -809,7 +809,8 @@ int vhost_admin_register(struct vhost_dev *dev,
 	a->ops = ops;	/* sysfs readers use it as soon as the files exist */
 	a->tun.busypoll_us = min_t(u32, READ_ONCE(busypoll_us),
 				   VHOST_BUSYPOLL_US_MAX);
-	a->tun.zcopy_min_len = clamp_t(u32, READ_ONCE(zcopy_min_len), 1,
+	a->tun.zcopy_min_len = clamp_t(u32, READ_ONCE(zcopy_min_len),
+				       VHOST_ZCOPY_MIN_LEN_MIN,
 				       VHOST_ZCOPY_MIN_LEN_MAX);
 	a->tun.zerocopy = zerocopy;
 	a->tun.metamap = dev->nvqs && dev->vqs[0]->metamap.enabled;

@@ -16,7 +16,7 @@ static const struct netlink_range_validation vhost_a_dev_admin_busypoll_us_range
 };
 
 static const struct netlink_range_validation vhost_a_dev_zcopy_min_len_range = {
-	.min	= 1ULL,
+	.min	= VHOST_ZCOPY_MIN_LEN_MIN,
 	.max	= VHOST_ZCOPY_MIN_LEN_MAX,
 };
 

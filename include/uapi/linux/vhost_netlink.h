@@ -33,6 +33,7 @@ enum vhost_stats_scope {
 };
 
 #define VHOST_BUSYPOLL_US_MAX	1000000
+#define VHOST_ZCOPY_MIN_LEN_MIN	256
 #define VHOST_ZCOPY_MIN_LEN_MAX	65536
 
 enum {
