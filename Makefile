@@ -9,6 +9,7 @@ help:
 	@echo "make check            build everything, run all tests (SMAP on and off)"
 	@echo "make ci               what CI runs: make check, then make check-distro"
 	@echo "make bench [QUICK=1]  the benchmark: perf kernel, SMAP on/off, build/bench/"
+	@echo "make stress [SECONDS=N] [SEED=S] [PROCS=P]  randomized campaign, debug kernel"
 	@echo "make kernel           debug kernel into build/kbuild-debug"
 	@echo "make kernel-perf      benchmark kernel into build/kbuild-perf"
 	@echo "make tests            selftests into build/selftests"
@@ -68,3 +69,9 @@ deb:
 
 check-distro:
 	@scripts/check-distro
+
+# The stress campaign (issue 16): vhost_stress on the debug kernel for
+# SECONDS (default 600), replaying SEED if given; build/stress/.
+.PHONY: stress
+stress:
+	@STRESS_SECONDS=$(SECONDS) STRESS_SEED=$(SEED) STRESS_PROCS=$(PROCS) scripts/stress
