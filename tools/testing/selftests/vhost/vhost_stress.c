@@ -155,6 +155,7 @@ struct shared {
 	int fail_slot[MAX_FAILS];
 	uint64_t ran[OP_MAX], ok[OP_MAX];
 	struct slot slot[NSLOTS];
+	uint32_t poison_tries;		/* MADV_HWPOISON calls made */
 	uint32_t npcs;			/* distinct PCs in pcs[] */
 	uint64_t pcs[PCSET];		/* open addressing, 0 = free */
 };
@@ -175,6 +176,7 @@ static bool have_failslab, have_node1, have_hugetlb, have_admin, have_kcov;
 static int poisoned;		/* per worker process */
 static int local_stop;		/* this worker failed: it stops, is restarted */
 static sigset_t usr1;		/* SIGUSR1: what the signal thread sends */
+static __thread bool in_poison;	/* in madvise(MADV_HWPOISON): see on_bus() */
 
 /* splitmix64: small, seedable, and good enough to draw operations. */
 struct rng {
@@ -395,7 +397,8 @@ static void *uffd_handler(void *arg)
 	return NULL;
 }
 
-static int ringmem_alloc(struct ringmem *m, unsigned int num, enum kind kind)
+static int ringmem_alloc(struct ringmem *m, unsigned int num, enum kind kind,
+			 bool thp)
 {
 	size_t len = vnet_rings_size(num);
 	int fd;
@@ -419,8 +422,26 @@ static int ringmem_alloc(struct ringmem *m, unsigned int num, enum kind kind)
 				    MAP_PRIVATE | MAP_ANONYMOUS | MAP_HUGETLB,
 				    -1, 0);
 		break;
-	case K_UFFD:
 	case K_ANON:
+		/* a THP-sized block now and then, for MADV_COLLAPSE */
+		if (thp) {
+			char *p = mmap(NULL, 2 * HUGE, PROT_READ | PROT_WRITE,
+				       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+			char *a;
+
+			if (p == MAP_FAILED)
+				break;
+			a = (char *)(((uintptr_t)p + HUGE - 1) & ~(HUGE - 1));
+			if (a > p)
+				munmap(p, a - p);
+			munmap(a + HUGE, p + HUGE - a);
+			madvise(a, HUGE, MADV_HUGEPAGE);
+			m->p = a;
+			m->len = HUGE;
+			break;
+		}
+		/* fall through */
+	case K_UFFD:
 	default:
 		m->len = (len + PAGE - 1) & ~(PAGE - 1);
 		m->p = mmap(NULL, m->len, PROT_READ | PROT_WRITE,
@@ -437,7 +458,7 @@ static int ringmem_alloc(struct ringmem *m, unsigned int num, enum kind kind)
 		break;
 	}
 	if (m->p == MAP_FAILED && kind != K_ANON)
-		return ringmem_alloc(m, num, K_ANON);
+		return ringmem_alloc(m, num, K_ANON, false);
 	if (m->p == MAP_FAILED) {
 		m->p = NULL;
 		return -ENOMEM;
@@ -521,7 +542,7 @@ static int dev_open(struct worker *w, struct dev *d, struct rng *r, bool chaos)
 	enum kind k = below(r, chaos ? NKINDS : K_UFFD);
 	int ret;
 
-	ret = ringmem_alloc(&d->rm, o.ring_num, k);
+	ret = ringmem_alloc(&d->rm, o.ring_num, k, chance(r, 2));
 	if (ret)
 		return ret;
 	memset(d->rm.p, 0, d->rm.len);
@@ -1235,8 +1256,17 @@ static int destroy(struct worker *w, struct rng *r, enum op op, uint32_t *arg)
 			ret = -ENOSPC;
 			break;
 		}
-		ret = madvise((char *)g.p + (below(r, g.len / PAGE) * PAGE),
-			      PAGE, MADV_HWPOISON) ? -errno : 0;
+		p = (char *)g.p + below(r, g.len / PAGE) * PAGE;
+		/*
+		 * A page of its own first: an untouched one maps the shared
+		 * zero page, which memory_failure() would mark poisoned for
+		 * every process.
+		 */
+		*(volatile char *)p = *(volatile char *)p;
+		in_poison = true;
+		__atomic_add_fetch(&sh->poison_tries, 1, __ATOMIC_RELAXED);
+		ret = madvise(p, PAGE, MADV_HWPOISON) ? -errno : 0;
+		in_poison = false;
 		if (!ret) {
 			poisoned++;
 			w->need_rebuild = true;	/* the page is gone for good */
@@ -1321,6 +1351,24 @@ static void on_usr1(int sig)
 	(void)sig;
 }
 
+/*
+ * MADV_HWPOISON sends the caller SIGBUS (BUS_MCEERR_AR, as if it had
+ * touched the page) and other threads mapping the page BUS_MCEERR_AO:
+ * the page's data is gone, nothing touched it, and the chaos device is
+ * rebuilt without touching it.  Any other SIGBUS (a poisoned page
+ * touched: a forked child reading the rings) ends the process as the
+ * default action would, quietly.
+ */
+static void on_bus(int sig, siginfo_t *si, void *uc)
+{
+	(void)sig;
+	(void)uc;
+	if (si->si_code != BUS_MCEERR_AO && !in_poison) {
+		signal(SIGBUS, SIG_DFL);
+		raise(SIGBUS);
+	}
+}
+
 static void *sig_thread(void *arg)
 {
 	struct worker *w = arg;
@@ -1394,6 +1442,9 @@ static int worker_main(int slot, uint32_t gen)
 	if (!w)
 		return 2;
 	sigaction(SIGUSR1, &sa, NULL);
+	sa.sa_sigaction = on_bus;
+	sa.sa_flags = SA_SIGINFO | SA_RESTART;
+	sigaction(SIGBUS, &sa, NULL);
 	sigemptyset(&usr1);
 	sigaddset(&usr1, SIGUSR1);
 	w->slot = slot;
@@ -1759,6 +1810,7 @@ int main(int argc, char **argv)
 	pid_t pid[NSLOTS] = {};
 	char what[256] = "";
 	bool seeded = false;
+	int sigbus = 0;
 	struct rng r;
 
 	while ((opt = getopt(argc, argv, "s:S:p:qx:")) != -1) {
@@ -1823,6 +1875,7 @@ int main(int argc, char **argv)
 		for (i = 0; i < procs; i++) {
 			/* a worker that failed has said why; start it again */
 			if (waitpid(pid[i], &st, WNOHANG) == pid[i]) {
+				sigbus += WIFSIGNALED(st) && WTERMSIG(st) == SIGBUS;
 				sh->slot[i].gen++;
 				pid[i] = spawn(i);
 			}
@@ -1869,8 +1922,10 @@ int main(int argc, char **argv)
 	if (splats)
 		failf(-1, R_SPLAT, "%d kernel splats, the first: %s", splats, what);
 
-	printf("# %.0f s, %d kills, %" PRIu64 " OOM kills, seed %#" PRIx64 "\n",
-	       ms_since_start() / 1000, kills, sh->ok[OP_OOM], seed);
+	printf("# %.0f s, %d kills, %" PRIu64 " OOM kills, %u MADV_HWPOISON calls,"
+	       " %d workers ended by SIGBUS, seed %#" PRIx64 "\n",
+	       ms_since_start() / 1000, kills, sh->ok[OP_OOM], sh->poison_tries,
+	       sigbus, seed);
 	if (!quiet || sh->nfail)
 		print_ops();
 	if (have_kcov)
