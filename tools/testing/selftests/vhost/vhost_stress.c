@@ -369,6 +369,12 @@ struct ringmem {
 };
 
 static int uffd = -1;		/* the worker's userfaultfd, if it has one */
+/*
+ * The handler stops last, once the worker's threads are joined and its
+ * devices closed: a fault on a ring it no longer serves (a thread's, or a
+ * vhost worker's) would wait for ever.
+ */
+static int uffd_stop;
 
 static void *uffd_handler(void *arg)
 {
@@ -376,7 +382,7 @@ static void *uffd_handler(void *arg)
 	struct uffd_msg m;
 	struct pollfd p = { .fd = uffd, .events = POLLIN };
 
-	while (!stopping()) {
+	while (!__atomic_load_n(&uffd_stop, __ATOMIC_RELAXED)) {
 		if (poll(&p, 1, 100) <= 0)
 			continue;
 		if (read(uffd, &m, sizeof(m)) != sizeof(m) ||
@@ -1484,6 +1490,10 @@ static int worker_main(int slot, uint32_t gen)
 	kcov_drain(&w->kmain);
 	if (__atomic_load_n(&sh->nfail, __ATOMIC_RELAXED) == nf0)
 		check_counters(w);
+	if (w->chaos.open)
+		dev_close(w, &w->chaos, true);
+	dev_close(w, &w->chk, false);
+	__atomic_store_n(&uffd_stop, 1, __ATOMIC_RELAXED);
 	if (have_ut)
 		pthread_join(ut, NULL);
 	return __atomic_load_n(&sh->nfail, __ATOMIC_RELAXED) != nf0;
