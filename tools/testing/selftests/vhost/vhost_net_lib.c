@@ -460,7 +460,7 @@ static bool kmsg_is_splat(const char *text)
 int kmsg_splats(int fd, char *what, size_t len, bool log_all)
 {
 	char rec[2048], *text, *nl;
-	int hits = 0, skip = 0;
+	int hits = 0, skip = 0, skipped = 0;
 	bool bad;
 	ssize_t r;
 
@@ -490,6 +490,10 @@ int kmsg_splats(int fd, char *what, size_t len, bool log_all)
 		if (strstr(text, "page allocation failure:") ||
 		    strstr(text, "vmalloc error:"))
 			skip = 2;
+		if (!skip)
+			skipped = 0;
+		if (skip && ++skipped > 100)	/* its end never came */
+			skip = 0;
 		bad = !skip && kmsg_is_splat(text);
 		if ((skip == 1 && strstr(text, "oom-kill:constraint=")) ||
 		    (skip == 2 && strstr(text, "</TASK>")))
