@@ -417,8 +417,6 @@ TEST_F(metamap, madv_dontneed_desc_avail)
 	expect_map(_metadata, self, variant, VNET_TX, 5);
 }
 
-static int write_str(const char *path, const char *s);
-
 static bool swap_on(void)
 {
 	FILE *f = fopen("/proc/swaps", "r");
@@ -578,17 +576,6 @@ static long read_long(const char *path)
 	if (fd >= 0)
 		close(fd);
 	return v;
-}
-
-static int write_str(const char *path, const char *s)
-{
-	int fd = open(path, O_WRONLY), r;
-
-	if (fd < 0)
-		return -1;
-	r = write(fd, s, strlen(s)) == (ssize_t)strlen(s) ? 0 : -1;
-	close(fd);
-	return r;
 }
 
 /* KSM merges identical TX descriptor pages; the next writes unmerge them. */

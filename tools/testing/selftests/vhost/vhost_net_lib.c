@@ -431,6 +431,18 @@ void *vnet_map_anon(size_t len)
 	return p == MAP_FAILED ? NULL : p;
 }
 
+int write_str(const char *path, const char *s)
+{
+	int fd = open(path, O_WRONLY | O_CLOEXEC);
+	ssize_t r;
+
+	if (fd < 0)
+		return -errno;
+	r = write(fd, s, strlen(s));
+	close(fd);
+	return r < 0 ? -errno : r == (ssize_t)strlen(s) ? 0 : -EIO;
+}
+
 int kmsg_open(void)
 {
 	int fd = open("/dev/kmsg", O_RDONLY | O_NONBLOCK | O_CLOEXEC);

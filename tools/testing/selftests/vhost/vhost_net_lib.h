@@ -187,6 +187,9 @@ void vnet_rings_layout(void *mem, unsigned int num, struct vring_layout l[2]);
 /* Nonzero if vhost signalled the queue's error eventfd since the last call. */
 int vq_error_count(struct vq *vq);
 
+/* Write s to the file at path (procfs, sysfs): 0 or -errno. */
+int write_str(const char *path, const char *s);
+
 /* Private anonymous read-write memory, or NULL. */
 void *vnet_map_anon(size_t len);
 /* Map every IOVA of the device IOTLB to the same user address. */

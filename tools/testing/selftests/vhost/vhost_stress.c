@@ -251,17 +251,6 @@ static void failf(int slot, int result, const char *fmt, ...)
 	}
 }
 
-static int write_str(const char *path, const char *s)
-{
-	int fd = open(path, O_WRONLY | O_CLOEXEC), r;
-
-	if (fd < 0)
-		return -errno;
-	r = write(fd, s, strlen(s)) < 0 ? -errno : 0;
-	close(fd);
-	return r;
-}
-
 /*
  * Coverage (CONFIG_KCOV, only drivers/vhost instrumented: see
  * scripts/build-kernel): each thread traces the vhost code its own system
