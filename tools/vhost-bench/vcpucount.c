@@ -1,0 +1,372 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * vcpucount: a QEMU TCG plugin (plugin API version 1, QEMU 7.2) counting,
+ * per vCPU, the guest instructions executed and the executions of the
+ * instructions silicon charges for and TCG does not: STAC (0F 01 CB), CLAC
+ * (0F 01 CA), LFENCE (0F AE E8+r), MFENCE (0F AE F0+r), SFENCE (0F AE F8+r)
+ * and the serializing ones of the Intel SDM (CPUID, SERIALIZE, IRET/IRETQ,
+ * WRMSR, RSM, INVD, WBINVD, INVLPG, LGDT, LIDT, LLDT, LTR, LMSW, MOV to a
+ * control register other than CR8, MOV to a debug register).  Instructions
+ * are classified from their bytes when a block is translated (legacy and
+ * REX prefixes skipped; a mandatory 66/F2/F3 prefix makes another
+ * instruction of the same opcode, e.g. F3 0F AE /5 INCSSP).
+ *
+ * Snapshots: user space marks the start and end of a measured interval by
+ * calling an address of the marker region, 2 MiB of RET (C3) bytes mapped at
+ * MARK_BASE; a call to MARK_BASE + id makes the plugin append one line to
+ * its output file (out=PATH, default vcpucount.out):
+ *
+ *   mark id=ID vcpu=CALLER seq=N insn=I0,I1 stac=S0,S1 clac=... lfence=...
+ *        mfence=... sfence=... serial=... cpuid=... iret=... wrmsr=...
+ *
+ * (one comma-separated value per vCPU, counted since the guest started), and
+ * one "total" line of the same form at exit.  Deltas between two marks are
+ * what each vCPU executed in between.  The instruction count is per whole
+ * block (a block left early by an exception counts whole); the special
+ * instructions are counted each time one executes.  Run under -icount
+ * (one vCPU at a time) for exact, repeatable counts.
+ *
+ * The few declarations of QEMU's plugin API used here are spelled out, so
+ * that no QEMU source is needed: qemu-plugin.h is not packaged by Debian.
+ * Built with -DVCPUCOUNT_TEST it is a host program that checks the decoder.
+ */
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Where the marker region lives in user space (vhost_net_pps maps it). */
+#define MARK_BASE 0x3ff000000000ULL
+#define MARK_SIZE (2ULL << 20)
+
+enum klass {
+	K_NONE, K_STAC, K_CLAC, K_LFENCE, K_MFENCE, K_SFENCE,
+	/* the serializing ones, from here on */
+	K_CPUID, K_IRET, K_WRMSR, K_SERIAL_OTHER, K_N
+};
+
+/*
+ * The class of one instruction from its bytes.  Only the opcodes above are
+ * recognised; anything else (VEX/EVEX included) is K_NONE.
+ */
+static enum klass classify(const uint8_t *p, size_t len)
+{
+	const uint8_t *end = p + len;
+	bool rex_w = false, rex_r = false;
+	uint8_t mand = 0;	/* last 66/F2/F3 prefix */
+	uint8_t op, modrm, reg, mod;
+
+	for (; p < end; p++) {
+		switch (*p) {
+		case 0x66: case 0xf2: case 0xf3:
+			mand = *p;
+			continue;
+		case 0xf0: case 0x2e: case 0x36: case 0x3e: case 0x26:
+		case 0x64: case 0x65: case 0x67:
+			continue;
+		}
+		break;
+	}
+	/* REX comes last, right before the opcode (64-bit code). */
+	if (p < end - 1 && (*p & 0xf0) == 0x40) {
+		rex_w = *p & 8;
+		rex_r = *p & 4;
+		p++;
+	}
+	if (p >= end)
+		return K_NONE;
+	op = *p++;
+	if (op == 0xcf)
+		return K_IRET;	/* IRET, IRETQ (REX.W), IRET16 (66) */
+	if (op != 0x0f || p >= end)
+		return K_NONE;
+	op = *p++;
+	switch (op) {
+	case 0xa2:
+		return K_CPUID;
+	case 0x30:
+		return K_WRMSR;
+	case 0xaa:	/* RSM */
+	case 0x08:	/* INVD */
+	case 0x09:	/* WBINVD */
+		return mand == 0xf3 && op == 0x09 ? K_NONE : K_SERIAL_OTHER;
+	case 0x22:	/* MOV CRn, reg */
+		if (p >= end)
+			return K_NONE;
+		reg = ((*p >> 3) & 7) | (rex_r ? 8 : 0);
+		return reg == 8 ? K_NONE : K_SERIAL_OTHER;
+	case 0x23:	/* MOV DRn, reg */
+		return K_SERIAL_OTHER;
+	}
+	if (p >= end || (op != 0x00 && op != 0x01 && op != 0xae))
+		return K_NONE;
+	modrm = *p;
+	mod = modrm >> 6;
+	reg = (modrm >> 3) & 7;
+	if (op == 0x00)		/* LLDT, LTR */
+		return reg == 2 || reg == 3 ? K_SERIAL_OTHER : K_NONE;
+	if (op == 0x01) {
+		if (mod != 3)	/* LGDT, LIDT, LMSW, INVLPG */
+			return reg == 2 || reg == 3 || reg == 6 || reg == 7 ?
+				K_SERIAL_OTHER : K_NONE;
+		if (reg == 6)	/* LMSW reg */
+			return K_SERIAL_OTHER;
+		if (mand)
+			return K_NONE;
+		switch (modrm) {
+		case 0xca:
+			return K_CLAC;
+		case 0xcb:
+			return K_STAC;
+		case 0xe8:
+			return K_SERIAL_OTHER;	/* SERIALIZE */
+		}
+		return K_NONE;
+	}
+	/* 0F AE, register forms without a mandatory prefix: the fences. */
+	if (mod != 3 || mand)
+		return K_NONE;
+	(void)rex_w;
+	switch (reg) {
+	case 5:
+		return K_LFENCE;
+	case 6:
+		return K_MFENCE;
+	case 7:
+		return K_SFENCE;
+	}
+	return K_NONE;
+}
+
+#ifdef VCPUCOUNT_TEST
+
+static const struct {
+	const char *name;
+	uint8_t bytes[8];
+	size_t len;
+	enum klass want;
+} cases[] = {
+	{ "stac", { 0x0f, 0x01, 0xcb }, 3, K_STAC },
+	{ "clac", { 0x0f, 0x01, 0xca }, 3, K_CLAC },
+	{ "lfence", { 0x0f, 0xae, 0xe8 }, 3, K_LFENCE },
+	{ "lfence, other rm", { 0x0f, 0xae, 0xed }, 3, K_LFENCE },
+	{ "mfence", { 0x0f, 0xae, 0xf0 }, 3, K_MFENCE },
+	{ "sfence", { 0x0f, 0xae, 0xf8 }, 3, K_SFENCE },
+	{ "lfence, segment prefix", { 0x3e, 0x0f, 0xae, 0xe8 }, 4, K_LFENCE },
+	{ "stac, REX", { 0x48, 0x0f, 0x01, 0xcb }, 4, K_STAC },
+	{ "incsspq (F3 REX.W 0F AE /5)", { 0xf3, 0x48, 0x0f, 0xae, 0xe8 }, 5, K_NONE },
+	{ "tpause (66 0F AE /6)", { 0x66, 0x0f, 0xae, 0xf0 }, 4, K_NONE },
+	{ "clflush (0F AE /7 mem)", { 0x0f, 0xae, 0x38 }, 3, K_NONE },
+	{ "xrstor (0F AE /5 mem)", { 0x0f, 0xae, 0x28 }, 3, K_NONE },
+	{ "cpuid", { 0x0f, 0xa2 }, 2, K_CPUID },
+	{ "iret", { 0xcf }, 1, K_IRET },
+	{ "iretq", { 0x48, 0xcf }, 2, K_IRET },
+	{ "wrmsr", { 0x0f, 0x30 }, 2, K_WRMSR },
+	{ "rdmsr", { 0x0f, 0x32 }, 2, K_NONE },
+	{ "serialize", { 0x0f, 0x01, 0xe8 }, 3, K_SERIAL_OTHER },
+	{ "setssbsy (F3 0F 01 E8)", { 0xf3, 0x0f, 0x01, 0xe8 }, 4, K_NONE },
+	{ "mov cr3, rax", { 0x0f, 0x22, 0xd8 }, 3, K_SERIAL_OTHER },
+	{ "mov cr8, rax", { 0x44, 0x0f, 0x22, 0xc0 }, 4, K_NONE },
+	{ "mov dr7, rax", { 0x0f, 0x23, 0xf8 }, 3, K_SERIAL_OTHER },
+	{ "invlpg [rax]", { 0x0f, 0x01, 0x38 }, 3, K_SERIAL_OTHER },
+	{ "lgdt [rax]", { 0x0f, 0x01, 0x10 }, 3, K_SERIAL_OTHER },
+	{ "ltr ax", { 0x0f, 0x00, 0xd8 }, 3, K_SERIAL_OTHER },
+	{ "swapgs", { 0x0f, 0x01, 0xf8 }, 3, K_NONE },
+	{ "rdtscp", { 0x0f, 0x01, 0xf9 }, 3, K_NONE },
+	{ "wbinvd", { 0x0f, 0x09 }, 2, K_SERIAL_OTHER },
+	{ "wbnoinvd (F3 0F 09)", { 0xf3, 0x0f, 0x09 }, 3, K_NONE },
+	{ "ret", { 0xc3 }, 1, K_NONE },
+	{ "nop3", { 0x0f, 0x1f, 0x00 }, 3, K_NONE },
+	{ "rex.w mov", { 0x48, 0x89, 0xc7 }, 3, K_NONE },
+	{ "a lone REX byte", { 0x48 }, 1, K_NONE },
+	{ "lock prefix only", { 0xf0 }, 1, K_NONE },
+	{ "vex (c5 f8 77 vzeroupper)", { 0xc5, 0xf8, 0x77 }, 3, K_NONE },
+};
+
+int main(void)
+{
+	size_t i, bad = 0, n = sizeof(cases) / sizeof(cases[0]);
+
+	for (i = 0; i < n; i++) {
+		enum klass got = classify(cases[i].bytes, cases[i].len);
+
+		if (got != cases[i].want) {
+			printf("FAIL %s: class %d, want %d\n", cases[i].name, got,
+			       cases[i].want);
+			bad++;
+		}
+	}
+	printf("vcpucount decoder: %zu of %zu cases right\n", n - bad, n);
+	return bad ? 1 : 0;
+}
+
+#else /* the plugin */
+
+#define EXPORT __attribute__((visibility("default")))
+
+typedef uint64_t qemu_plugin_id_t;
+typedef struct {
+	const char *target_name;
+	struct {
+		int min, cur;
+	} version;
+	bool system_emulation;
+	union {
+		struct {
+			int smp_vcpus, max_vcpus;
+		} system;
+	};
+} qemu_info_t;
+struct qemu_plugin_tb;
+struct qemu_plugin_insn;
+enum qemu_plugin_cb_flags {
+	QEMU_PLUGIN_CB_NO_REGS, QEMU_PLUGIN_CB_R_REGS, QEMU_PLUGIN_CB_RW_REGS,
+};
+
+void qemu_plugin_register_vcpu_tb_trans_cb(qemu_plugin_id_t id,
+	void (*cb)(qemu_plugin_id_t, struct qemu_plugin_tb *));
+void qemu_plugin_register_vcpu_tb_exec_cb(struct qemu_plugin_tb *tb,
+	void (*cb)(unsigned int vcpu_index, void *udata),
+	enum qemu_plugin_cb_flags flags, void *udata);
+void qemu_plugin_register_vcpu_insn_exec_cb(struct qemu_plugin_insn *insn,
+	void (*cb)(unsigned int vcpu_index, void *udata),
+	enum qemu_plugin_cb_flags flags, void *udata);
+size_t qemu_plugin_tb_n_insns(const struct qemu_plugin_tb *tb);
+uint64_t qemu_plugin_tb_vaddr(const struct qemu_plugin_tb *tb);
+struct qemu_plugin_insn *qemu_plugin_tb_get_insn(const struct qemu_plugin_tb *tb,
+						 size_t idx);
+const void *qemu_plugin_insn_data(const struct qemu_plugin_insn *insn);
+size_t qemu_plugin_insn_size(const struct qemu_plugin_insn *insn);
+void qemu_plugin_register_atexit_cb(qemu_plugin_id_t id,
+	void (*cb)(qemu_plugin_id_t, void *), void *userdata);
+
+EXPORT int qemu_plugin_version = 1;
+
+#define MAX_VCPUS 64
+
+static const char *const klass_name[K_N] = {
+	[K_STAC] = "stac", [K_CLAC] = "clac", [K_LFENCE] = "lfence",
+	[K_MFENCE] = "mfence", [K_SFENCE] = "sfence", [K_CPUID] = "cpuid",
+	[K_IRET] = "iret", [K_WRMSR] = "wrmsr",
+};
+
+struct counts {
+	uint64_t insn;
+	uint64_t k[K_N];
+};
+
+/* Each vCPU writes only its own entry; a mark reads all of them. */
+static struct counts vcpu[MAX_VCPUS];
+static int nvcpus = 1;
+static uint64_t marks;
+static FILE *out;
+
+static void tb_exec(unsigned int cpu, void *udata)
+{
+	if (cpu < MAX_VCPUS)
+		vcpu[cpu].insn += (uintptr_t)udata;
+}
+
+static void insn_exec(unsigned int cpu, void *udata)
+{
+	if (cpu < MAX_VCPUS)
+		vcpu[cpu].k[(uintptr_t)udata]++;
+}
+
+static void print_counts(const char *what)
+{
+	int c, k;
+
+	fputs(what, out);
+	fputs(" insn=", out);
+	for (c = 0; c < nvcpus; c++)
+		fprintf(out, "%s%llu", c ? "," : "",
+			(unsigned long long)vcpu[c].insn);
+	for (k = K_STAC; k <= K_N; k++) {
+		fprintf(out, " %s=", k == K_N ? "serial" : klass_name[k] ?
+			klass_name[k] : "serial_other");
+		for (c = 0; c < nvcpus; c++) {
+			uint64_t v = 0;
+			int j;
+
+			if (k < K_N)
+				v = vcpu[c].k[k];
+			else
+				for (j = K_CPUID; j < K_N; j++)
+					v += vcpu[c].k[j];
+			fprintf(out, "%s%llu", c ? "," : "", (unsigned long long)v);
+		}
+	}
+	fputc('\n', out);
+	fflush(out);
+}
+
+static void mark_exec(unsigned int cpu, void *udata)
+{
+	char what[96];
+
+	snprintf(what, sizeof(what), "mark id=%llu vcpu=%u seq=%llu",
+		 (unsigned long long)(uintptr_t)udata, cpu,
+		 (unsigned long long)++marks);
+	print_counts(what);
+}
+
+static void translated(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
+{
+	size_t i, n = qemu_plugin_tb_n_insns(tb);
+	uint64_t va = qemu_plugin_tb_vaddr(tb);
+
+	if (va >= MARK_BASE && va < MARK_BASE + MARK_SIZE && n == 1) {
+		struct qemu_plugin_insn *insn = qemu_plugin_tb_get_insn(tb, 0);
+		const uint8_t *b = qemu_plugin_insn_data(insn);
+
+		if (qemu_plugin_insn_size(insn) == 1 && b[0] == 0xc3)
+			qemu_plugin_register_vcpu_tb_exec_cb(tb, mark_exec,
+				QEMU_PLUGIN_CB_NO_REGS,
+				(void *)(uintptr_t)(va - MARK_BASE));
+	}
+	qemu_plugin_register_vcpu_tb_exec_cb(tb, tb_exec, QEMU_PLUGIN_CB_NO_REGS,
+					     (void *)(uintptr_t)n);
+	for (i = 0; i < n; i++) {
+		struct qemu_plugin_insn *insn = qemu_plugin_tb_get_insn(tb, i);
+		enum klass k = classify(qemu_plugin_insn_data(insn),
+					qemu_plugin_insn_size(insn));
+
+		if (k != K_NONE)
+			qemu_plugin_register_vcpu_insn_exec_cb(insn, insn_exec,
+				QEMU_PLUGIN_CB_NO_REGS, (void *)(uintptr_t)k);
+	}
+}
+
+static void at_exit(qemu_plugin_id_t id, void *unused)
+{
+	print_counts("total");
+	fclose(out);
+}
+
+EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_t *info,
+			       int argc, char **argv)
+{
+	const char *path = "vcpucount.out";
+	int i;
+
+	for (i = 0; i < argc; i++)
+		if (!strncmp(argv[i], "out=", 4))
+			path = argv[i] + 4;
+	if (info->system_emulation)
+		nvcpus = info->system.max_vcpus;
+	if (nvcpus < 1 || nvcpus > MAX_VCPUS)
+		nvcpus = nvcpus < 1 ? 1 : MAX_VCPUS;
+	out = fopen(path, "w");
+	if (!out) {
+		perror(path);
+		return -1;
+	}
+	qemu_plugin_register_vcpu_tb_trans_cb(id, translated);
+	qemu_plugin_register_atexit_cb(id, at_exit, NULL);
+	return 0;
+}
+
+#endif
