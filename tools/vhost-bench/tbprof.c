@@ -8,8 +8,7 @@
  * are per whole block (a block left early by an interrupt counts whole);
  * run under -icount (one vCPU at a time) for exact, repeatable counts.
  *
- * The few declarations of QEMU's plugin API used here are spelled out, so
- * that no QEMU source is needed: qemu-plugin.h is not packaged by Debian.
+ * The plugin API's declarations are in qemu-plugin-v1.h.
  */
 #include <stdbool.h>
 #include <stddef.h>
@@ -18,32 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define EXPORT __attribute__((visibility("default")))
-
-typedef uint64_t qemu_plugin_id_t;
-typedef struct {
-	const char *target_name;
-	struct {
-		int min, cur;
-	} version;
-	bool system_emulation;
-	union {
-		struct {
-			int smp_vcpus, max_vcpus;
-		} system;
-	};
-} qemu_info_t;
-struct qemu_plugin_tb;
-enum { QEMU_PLUGIN_INLINE_ADD_U64 };
-
-void qemu_plugin_register_vcpu_tb_trans_cb(qemu_plugin_id_t id,
-	void (*cb)(qemu_plugin_id_t, struct qemu_plugin_tb *));
-void qemu_plugin_register_vcpu_tb_exec_inline(struct qemu_plugin_tb *tb,
-					      int op, void *ptr, uint64_t imm);
-size_t qemu_plugin_tb_n_insns(const struct qemu_plugin_tb *tb);
-uint64_t qemu_plugin_tb_vaddr(const struct qemu_plugin_tb *tb);
-void qemu_plugin_register_atexit_cb(qemu_plugin_id_t id,
-	void (*cb)(qemu_plugin_id_t, void *), void *userdata);
+#include "qemu-plugin-v1.h"
 
 EXPORT int qemu_plugin_version = 1;
 
