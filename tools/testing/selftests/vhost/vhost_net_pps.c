@@ -1,10 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * vhost_net_pps: a load generator for vhost-net, for measurements (not a
- * test).  One device, one TAP; a setting of the device (the metadata direct
- * map, TX zero-copy or busy polling) is switched at run time through the
- * admin plane (vhostctl), the two values alternating over the rounds, the
- * order swapped every round.
+ * test).  One device, one TAP; a setting of the device (the metadata path,
+ * TX zero-copy or busy polling) is switched at run time through the admin
+ * plane (vhostctl), two or three values alternating over the rounds, the
+ * order rotated every round.  With -k none nothing is switched: one fixed
+ * configuration, no admin plane (the stock kernel has none); -v names it.
  *
  *   -T tx   the driver keeps the TX ring full like a guest driver: buffers
  *           written once, refilled in batches as they are used, one kick per
@@ -12,6 +13,10 @@
  *           of the buffers in flight (virtqueue_enable_cb_delayed()).  With
  *           -x the TAP drops the frames with XDP (tun's batched XDP path),
  *           otherwise the stack drops them (unknown ethertype / no route).
+ *           With -b the TAP is a port of a bridge whose other port is a
+ *           dummy device, and the frames go to a unicast address the bridge
+ *           never learns: flooded to the dummy only, which frees them
+ *           without a copy (zero-copy can complete as zero-copy).
  *   -T rx   a thread injects frames into the TAP (AF_PACKET, qdisc bypass,
  *           sendmmsg), at most 256 in flight so that tun drops none;
  *           vhost-net receives them into the RX ring, the driver reaps and
@@ -26,27 +31,39 @@
  *
  * Output, one line per measurement (key=value, for scripts/bench-report):
  *
- *   sample test=tx size=64 knob=metamap mode=on round=0 secs=2.0001
+ *   sample test=tx size=64 knob=metamap mode=map round=0 secs=2.0001
  *          pkts=... pps=... worker_ns=... cpu_ns_per_pkt=... drv_ns=...
+ *          mark_a=... mark_b=... drv_kicks=... drv_calls=...
  *          kicks=... calls=... tx_packets=... rx_packets=... mm_fast=...
- *          mm_fallback=... zc_sent=... zc_copied=... zc_stalls=...
- *          bp_loops=... bp_found=... [lat_mean_us= lat_p50_us= lat_p99_us=]
+ *          mm_fallback=... mm_fills=... zc_sent=... zc_copied=...
+ *          zc_stalls=... zc_backoff=... bp_loops=... bp_found=...
+ *          [lat_mean_us= lat_p50_us= lat_p99_us=]
  *
  * (counters are deltas over the measurement, from the device's sysfs
- * statistics; worker_ns is the CPU time of the vhost worker thread,
+ * statistics, 0 where the kernel has none; drv_kicks and drv_calls are the
+ * driver's own kick writes and call signals; worker_ns is the CPU time of
+ * the vhost worker thread,
  * "vhost-<pid>", read with its thread CPU clock: /proc/<pid>/task/<tid>/stat's
  * utime + stime with ns resolution), then one "summary" line per mode and a
  * "ratio" line, and a "total" line with the device's packet counters over
- * the whole run.  The driver and the helper thread run on CPU 0, the worker
- * on CPU 1 (-P: no pinning).
+ * the whole run.  The driver, the helper thread and the commands it runs
+ * are on CPU 0, the worker on CPU 1 (-P: no pinning), so that CPU 1 runs
+ * the worker and its interrupts only.
+ *
+ * Markers: each measurement starts and ends with a call into a region of
+ * RET instructions at MARK_BASE (mark_a, mark_b: the offsets called, from
+ * -M ID on, one more per call); the TCG plugin tools/vhost-bench/vcpucount.c
+ * snapshots every vCPU's instruction counts there, so the host pairs them
+ * with the sample line.  -m ID calls marker ID once and exits.
  *
  *   vhost_net_pps [-T tx|rx|rr] [-s bytes] [-n ring] [-r rounds] [-t secs]
- *                 [-w warm-up secs] [-k metamap|zerocopy|busypoll]
- *                 [-v A,B] [-C vhostctl] [-x xdp.o] [-P]
+ *                 [-w warm-up secs] [-k metamap|zerocopy|busypoll|none]
+ *                 [-v A,B[,C]] [-C vhostctl] [-x xdp.o] [-b] [-M ID] [-P]
+ *   vhost_net_pps -m ID
  *
  * The default for -C is $VHOSTCTL, else the work tree's vhostctl, else the
  * one in $PATH.  Defaults: TX of 64-byte frames, ring 1024, 5 rounds of 2 s,
- * the direct map off and on.
+ * the metadata path off and map.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -68,6 +85,7 @@
 #include <linux/if_packet.h>
 #include <net/if.h>
 #include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <linux/futex.h>
@@ -76,6 +94,10 @@
 #include "vhost_net_lib.h"
 
 #define MAX_ROUNDS 64
+#define MAX_VALS 3
+/* The marker region (tools/vhost-bench/vcpucount.c): 2 MiB of RET. */
+#define MARK_BASE 0x3ff000000000UL
+#define MARK_SIZE (2UL << 20)
 #define GSO_FRAME 65536
 #define RR_TIMEOUT_MS 2000
 
@@ -89,13 +111,17 @@ static struct {
 	int rounds;
 	double secs, warm;
 	const char *knob;
-	const char *val[2];
+	const char *val[MAX_VALS];
+	int nval;
 	const char *ctl;
 	const char *xdp;
+	bool bridge;
+	unsigned long mark_id;
 	bool pin;
 } cfg = {
 	.test = T_TX, .len = 64, .ring = 1024, .rounds = 5, .secs = 2,
-	.warm = 0.3, .knob = "metamap", .val = { "off", "on" }, .pin = true,
+	.warm = 0.3, .knob = "metamap", .val = { "off", "map" }, .nval = 2,
+	.pin = true,
 };
 
 static struct vnet n;
@@ -157,10 +183,16 @@ static pid_t find_worker(void)
 	return tid;
 }
 
-/* "vhost-name:\tvhostN" in the vhost fd's fdinfo. */
+/*
+ * "vhost-name:\tvhostN" in the vhost fd's fdinfo; a kernel without the
+ * admin plane has none, which only -k none accepts (no device counters).
+ */
 static void find_devname(void)
 {
-	if (vhost_fd_name(n.vhost_fd, devname, sizeof(devname)))
+	if (!vhost_fd_name(n.vhost_fd, devname, sizeof(devname)))
+		return;
+	devname[0] = 0;
+	if (strcmp(cfg.knob, "none"))
 		die("no vhost-name in the device's fdinfo", ENOENT);
 }
 
@@ -175,22 +207,25 @@ static void pin(pid_t tid, int cpu)
 
 /* Device counters, from /sys/class/vhost/<dev>/statistics. */
 enum {
-	S_TXP, S_RXP, S_KICKS, S_CALLS, S_FAST, S_FALLBACK, S_ZCSENT,
-	S_ZCCOPIED, S_ZCSTALLS, S_BPLOOPS, S_BPFOUND, S_N
+	S_TXP, S_RXP, S_KICKS, S_CALLS, S_FAST, S_FALLBACK, S_FILLS, S_ZCSENT,
+	S_ZCCOPIED, S_ZCSTALLS, S_ZCBACKOFF, S_BPLOOPS, S_BPFOUND, S_N
 };
 static const char *const stat_file[S_N] = {
 	"tx_packets", "rx_packets", "kicks", "calls", "metamap_fast",
-	"metamap_fallback", "zcopy_sent", "zcopy_copied", "zcopy_hol_stalls",
-	"busypoll_loops", "busypoll_found",
+	"metamap_fallback", "metamap_uaccess_fills", "zcopy_sent",
+	"zcopy_copied", "zcopy_hol_stalls", "zcopy_backoff", "busypoll_loops",
+	"busypoll_found",
 };
 static const char *const stat_key[S_N] = {
 	"tx_packets", "rx_packets", "kicks", "calls", "mm_fast", "mm_fallback",
-	"zc_sent", "zc_copied", "zc_stalls", "bp_loops", "bp_found",
+	"mm_fills", "zc_sent", "zc_copied", "zc_stalls", "zc_backoff",
+	"bp_loops", "bp_found",
 };
 
 struct snap {
 	double t;
-	uint64_t worker_ns, drv_ns, pkts;
+	uint64_t worker_ns, drv_ns, pkts, kicks, calls;
+	unsigned long mark;
 	uint64_t st[S_N];
 };
 
@@ -204,7 +239,7 @@ static void read_stats(uint64_t *st)
 		snprintf(path, sizeof(path), "/sys/class/vhost/%s/statistics/%s",
 			 devname, stat_file[i]);
 		st[i] = 0;
-		fd = open(path, O_RDONLY);
+		fd = devname[0] ? open(path, O_RDONLY) : -1;
 		if (fd < 0)
 			continue;
 		r = read(fd, buf, sizeof(buf) - 1);
@@ -217,14 +252,49 @@ static void read_stats(uint64_t *st)
 }
 
 static uint64_t pkts_done;	/* packets (or round trips) counted so far */
+static bool marks_mapped;
 
-static void take(struct snap *s)
+/* The marker region: every byte a RET, so any offset is a marker. */
+static void marks_map(void)
 {
+	void *p = mmap((void *)MARK_BASE, MARK_SIZE, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
+
+	if (p != (void *)MARK_BASE) {
+		fprintf(stderr, "vhost_net_pps: no marker region at %#lx: %s\n",
+			MARK_BASE, strerror(errno));
+		return;
+	}
+	memset(p, 0xc3, MARK_SIZE);
+	if (mprotect(p, MARK_SIZE, PROT_READ | PROT_EXEC))
+		die("mprotect the marker region", errno);
+	marks_mapped = true;
+}
+
+/* Calls the next marker; returns its id. */
+static unsigned long mark(void)
+{
+	unsigned long id = cfg.mark_id++ % MARK_SIZE;
+
+	if (marks_mapped)
+		((void (*)(void))(MARK_BASE + id))();
+	return id;
+}
+
+/* The start of a measurement: marker, then counters; the end: reversed. */
+static void take(struct snap *s, bool start)
+{
+	if (start)
+		s->mark = mark();
 	read_stats(s->st);
 	s->pkts = pkts_done;
+	s->kicks = n.vq[VNET_TX].kicks + n.vq[VNET_RX].kicks;
+	s->calls = n.vq[VNET_TX].calls + n.vq[VNET_RX].calls;
 	s->worker_ns = thread_cpu_ns(worker_tid);
 	s->drv_ns = thread_cpu_ns(0);
 	s->t = now();
+	if (!start)
+		s->mark = mark();
 }
 
 /* vhostctl set dev vhostN KNOB VALUE */
@@ -233,6 +303,8 @@ static void set_knob(const char *val)
 	char cmd[512];
 	int r;
 
+	if (!strcmp(cfg.knob, "none"))
+		return;
 	snprintf(cmd, sizeof(cmd), "%s set dev %s %s %s", cfg.ctl, devname,
 		 !strcmp(cfg.knob, "busypoll") ? "busypoll-us" : cfg.knob, val);
 	r = system(cmd);
@@ -584,6 +656,46 @@ static void pause_traffic(void)
 	}
 }
 
+static void run_cmd(const char *fmt, const char *a, const char *b)
+{
+	char cmd[512];
+
+	snprintf(cmd, sizeof(cmd), fmt, a, b);
+	if (system(cmd)) {
+		fprintf(stderr, "vhost_net_pps: '%s' failed\n", cmd);
+		exit(3);
+	}
+}
+
+static char br_name[IFNAMSIZ], dummy_name[IFNAMSIZ];
+
+/*
+ * The TAP and a dummy device, ports of one bridge; the frames' destination
+ * is a unicast address nobody sends from, so the bridge floods them to the
+ * dummy alone (no clone, which would copy zero-copy frags) and the dummy
+ * frees them.  The bridge itself is not promiscuous: nothing goes up its
+ * stack.
+ */
+static void bridge_setup(void)
+{
+	snprintf(br_name, sizeof(br_name), "vbr%d", getpid() % 100000);
+	snprintf(dummy_name, sizeof(dummy_name), "vdum%d", getpid() % 100000);
+	run_cmd("ip link add %s type bridge%s", br_name, "");
+	run_cmd("ip link add %s type dummy%s", dummy_name, "");
+	run_cmd("ip link set %s master %s", n.ifname, br_name);
+	run_cmd("ip link set %s master %s", dummy_name, br_name);
+	run_cmd("ip link set %s up && ip link set %s up", dummy_name, br_name);
+	run_cmd("ip link set %s up%s", n.ifname, "");
+	memcpy(frame, "\x02\x00\x00\x00\xbe\x01", ETH_ALEN);
+}
+
+static void bridge_remove(void)
+{
+	if (!br_name[0])
+		return;
+	run_cmd("ip link del %s && ip link del %s", dummy_name, br_name);
+}
+
 static int cmp(const void *a, const void *b)
 {
 	double x = *(const double *)a, y = *(const double *)b;
@@ -623,6 +735,8 @@ static void setup(void)
 	/* The wire socket of the library taps every frame: only RR needs one. */
 	close(n.sock_fd);
 	n.sock_fd = -1;
+	if (cfg.bridge)
+		bridge_setup();
 
 	if (cfg.xdp && cfg.test == T_TX) {
 		snprintf(cmd, sizeof(cmd),
@@ -649,10 +763,12 @@ static void print_sample(int mode, int round, const struct snap *a,
 
 	printf("sample test=%s size=%zu knob=%s mode=%s round=%d secs=%.4f "
 	       "pkts=%" PRIu64 " pps=%.1f worker_ns=%.0f cpu_ns_per_pkt=%.1f "
-	       "drv_ns=%" PRIu64,
+	       "drv_ns=%" PRIu64 " mark_a=%lu mark_b=%lu drv_kicks=%" PRIu64
+	       " drv_calls=%" PRIu64,
 	       test_name[cfg.test], cfg.len, cfg.knob, cfg.val[mode], round,
 	       secs, pk, pk / secs, wns, pk ? wns / pk : 0,
-	       b->drv_ns - a->drv_ns);
+	       b->drv_ns - a->drv_ns, a->mark, b->mark, b->kicks - a->kicks,
+	       b->calls - a->calls);
 	for (i = 0; i < S_N; i++)
 		printf(" %s=%" PRIu64, stat_key[i], b->st[i] - a->st[i]);
 	if (cfg.test == T_RR)
@@ -691,20 +807,23 @@ static void usage(const char *argv0)
 {
 	fprintf(stderr,
 		"usage: %s [-T tx|rx|rr] [-s bytes] [-n ring] [-r rounds] [-t secs]\n"
-		"          [-w warm-up secs] [-k metamap|zerocopy|busypoll] [-v A,B]\n"
-		"          [-C vhostctl] [-x xdp.o] [-P (no pinning)]\n", argv0);
+		"          [-w warm-up secs] [-k metamap|zerocopy|busypoll|none]\n"
+		"          [-v A,B[,C]] [-C vhostctl] [-x xdp.o] [-b (bridge to a dummy)]\n"
+		"          [-M first marker id] [-P (no pinning)]\n"
+		"       %s -m ID (call marker ID)\n", argv0, argv0);
 	exit(2);
 }
 
 int main(int argc, char **argv)
 {
-	double res[2][MAX_ROUNDS], worker[2][MAX_ROUNDS];
+	double res[MAX_VALS][MAX_ROUNDS], worker[MAX_VALS][MAX_ROUNDS];
+	bool vals_given = false;
 	pthread_t thr;
 	int opt, i, m;
 	char *v;
 
 	cfg.ctl = default_ctl();
-	while ((opt = getopt(argc, argv, "T:s:n:r:t:w:k:v:C:x:P")) != -1) {
+	while ((opt = getopt(argc, argv, "T:s:n:r:t:w:k:v:C:x:bM:m:P")) != -1) {
 		switch (opt) {
 		case 'T':
 			for (i = 0; i < 3 && strcmp(optarg, test_name[i]); i++)
@@ -730,21 +849,29 @@ int main(int argc, char **argv)
 			break;
 		case 'k':
 			cfg.knob = optarg;
-			if (!strcmp(optarg, "busypoll")) {
-				cfg.val[0] = "0";
-				cfg.val[1] = "50";
-			} else if (strcmp(optarg, "metamap") &&
-				   strcmp(optarg, "zerocopy")) {
+			if (strcmp(optarg, "metamap") && strcmp(optarg, "zerocopy") &&
+			    strcmp(optarg, "busypoll") && strcmp(optarg, "none"))
 				usage(argv[0]);
-			}
 			break;
 		case 'v':
 			v = strdup(optarg);
-			cfg.val[0] = strsep(&v, ",");
-			cfg.val[1] = v;
-			if (!cfg.val[1])
+			for (cfg.nval = 0; v && cfg.nval < MAX_VALS; cfg.nval++)
+				cfg.val[cfg.nval] = strsep(&v, ",");
+			if (v)
 				usage(argv[0]);
+			vals_given = true;
 			break;
+		case 'b':
+			cfg.bridge = true;
+			break;
+		case 'M':
+			cfg.mark_id = strtoul(optarg, NULL, 0);
+			break;
+		case 'm':
+			cfg.mark_id = strtoul(optarg, NULL, 0);
+			marks_map();
+			mark();
+			return marks_mapped ? 0 : 1;
 		case 'C':
 			cfg.ctl = optarg;
 			break;
@@ -758,18 +885,35 @@ int main(int argc, char **argv)
 			usage(argv[0]);
 		}
 	}
-	if (cfg.rounds < 1 || cfg.rounds > MAX_ROUNDS || cfg.len < 60 ||
+	/* The values compared, unless -v named them. */
+	if (!vals_given && !strcmp(cfg.knob, "busypoll")) {
+		cfg.val[0] = "0";
+		cfg.val[1] = "50";
+	} else if (!vals_given && !strcmp(cfg.knob, "zerocopy")) {
+		cfg.val[1] = "on";
+	} else if (!vals_given && !strcmp(cfg.knob, "none")) {
+		cfg.val[0] = "fixed";
+		cfg.nval = 1;
+	}
+	/* -k none: one value; otherwise two or three to compare. */
+	if ((!strcmp(cfg.knob, "none") ? cfg.nval != 1 : cfg.nval < 2) ||
+	    cfg.rounds < 1 || cfg.rounds > MAX_ROUNDS || cfg.len < 60 ||
 	    (cfg.len > 1514 && (cfg.len > GSO_FRAME || cfg.test != T_TX)) ||
 	    cfg.secs <= 0 || cfg.ring < 64 || cfg.ring > 32768 ||
 	    (cfg.ring & (cfg.ring - 1)))
 		usage(argv[0]);
 
+	marks_map();
 	setup();
 	printf("# vhost_net_pps test=%s size=%zu ring=%u rounds=%d secs=%.2f "
-	       "warm=%.2f knob=%s values=%s,%s dev=%s tap=%s worker=%d xdp=%s\n",
+	       "warm=%.2f knob=%s values=%s%s%s%s%s dev=%s tap=%s worker=%d "
+	       "xdp=%s bridge=%s marks=%s\n",
 	       test_name[cfg.test], cfg.len, cfg.ring, cfg.rounds, cfg.secs,
-	       cfg.warm, cfg.knob, cfg.val[0], cfg.val[1], devname, n.ifname,
-	       worker_tid, cfg.xdp ? "on" : "off");
+	       cfg.warm, cfg.knob, cfg.val[0], cfg.nval > 1 ? "," : "",
+	       cfg.nval > 1 ? cfg.val[1] : "", cfg.nval > 2 ? "," : "",
+	       cfg.nval > 2 ? cfg.val[2] : "", devname[0] ? devname : "none",
+	       n.ifname, worker_tid, cfg.xdp ? "on" : "off",
+	       cfg.bridge ? "dummy" : "off", marks_mapped ? "on" : "off");
 	fflush(stdout);
 	if (cfg.test == T_RX)
 		pthread_create(&thr, NULL, injector, NULL);
@@ -777,8 +921,9 @@ int main(int argc, char **argv)
 		pthread_create(&thr, NULL, responder, NULL);
 
 	for (i = 0; i < cfg.rounds; i++) {
-		for (m = 0; m < 2; m++) {
-			int mode = (i + m) & 1;	/* who goes first alternates */
+		for (m = 0; m < cfg.nval; m++) {
+			/* Who goes first rotates from round to round. */
+			int mode = (i + m) % cfg.nval;
 			struct snap a, b;
 
 			pause_traffic();
@@ -786,9 +931,9 @@ int main(int argc, char **argv)
 			run(now() + cfg.warm);
 			memset(hist, 0, sizeof(hist));
 			lat_sum = 0;
-			take(&a);
+			take(&a, true);
 			run(a.t + cfg.secs);
-			take(&b);
+			take(&b, false);
 			print_sample(mode, i, &a, &b);
 			res[mode][i] = cfg.test == T_RR ?
 				(b.t - a.t) / (b.pkts - a.pkts) * 1e6 :
@@ -810,20 +955,22 @@ int main(int argc, char **argv)
 	atomic_store(&stop_threads, true);
 	if (cfg.test == T_RX || cfg.test == T_RR)
 		pthread_join(thr, NULL);
-	for (m = 0; m < 2; m++) {
+	for (m = 0; m < cfg.nval; m++) {
 		qsort(res[m], cfg.rounds, sizeof(double), cmp);
 		qsort(worker[m], cfg.rounds, sizeof(double), cmp);
 	}
-	for (m = 0; m < 2; m++)
+	for (m = 0; m < cfg.nval; m++)
 		printf("summary test=%s size=%zu knob=%s mode=%s unit=%s min=%.1f "
 		       "median=%.1f max=%.1f worker_ns_per_pkt=%.1f\n",
 		       test_name[cfg.test], cfg.len, cfg.knob, cfg.val[m],
 		       cfg.test == T_RR ? "us" : "pps", res[m][0],
 		       res[m][cfg.rounds / 2], res[m][cfg.rounds - 1],
 		       worker[m][cfg.rounds / 2]);
-	printf("ratio test=%s size=%zu knob=%s %s/%s=%.3f\n", test_name[cfg.test],
-	       cfg.len, cfg.knob, cfg.val[1], cfg.val[0],
-	       res[1][cfg.rounds / 2] / res[0][cfg.rounds / 2]);
+	for (m = 1; m < cfg.nval; m++)
+		printf("ratio test=%s size=%zu knob=%s %s/%s=%.3f\n",
+		       test_name[cfg.test], cfg.len, cfg.knob, cfg.val[m],
+		       cfg.val[0], res[m][cfg.rounds / 2] / res[0][cfg.rounds / 2]);
 	vnet_close(&n);
+	bridge_remove();
 	return 0;
 }
