@@ -8,7 +8,7 @@ all: kernel tests
 help:
 	@echo "make check            build everything, run all tests (SMAP on and off)"
 	@echo "make ci               what CI runs: make check, then make check-distro"
-	@echo "make bench [QUICK=1]  the benchmark: perf kernel, SMAP on/off, build/bench/"
+	@echo "make bench [QUICK=1]  the benchmark: perf and stock kernels, SMAP on/off, build/bench/"
 	@echo "make stress [SECONDS=N] [SEED=S] [PROCS=P]  randomized campaign, debug kernel"
 	@echo "make kernel           debug kernel into build/kbuild-debug"
 	@echo "make kernel-perf      benchmark kernel into build/kbuild-perf"
@@ -49,13 +49,14 @@ refresh-patches:
 
 clean:
 	rm -rf build/kbuild-debug build/kbuild-perf build/selftests build/check build/patches \
-		build/deb build/distro build/distro-install
+		build/deb build/distro build/distro-install build/stock
 
 regen:
 	@scripts/ynl-regen
 
-# The benchmark (issue 6): perf kernel, SMAP on and off, modes alternating
-# in one guest; QUICK=1 for a short run.  Results in build/bench/.
+# The benchmark (issues 6, 15): perf kernel and stock 6.12, SMAP on and off,
+# paths alternating in one guest, worker counts under -icount; QUICK=1 for a
+# short run.  Results in build/bench/.
 .PHONY: bench
 bench:
 	@QUICK=$(QUICK) scripts/bench
