@@ -77,6 +77,7 @@ static const char * const vhost_admin_stat_names[VHOST_A_STATS_MAX + 1] = {
 	[VHOST_A_STATS_TX_ERRORS] = "tx_errors",
 	[VHOST_A_STATS_ZCOPY_FALLBACK] = "zcopy_fallback",
 	[VHOST_A_STATS_ZCOPY_BACKOFF] = "zcopy_backoff",
+	[VHOST_A_STATS_METAMAP_UACCESS_FILLS] = "metamap_uaccess_fills",
 };
 
 /* ---- registry ---------------------------------------------------------- */
@@ -206,6 +207,8 @@ static void vhost_admin_metamap_stats(struct vhost_virtqueue *vq,
 	vhost_admin_stat(st, VHOST_A_STATS_METAMAP_REMAP_FAILURES,
 			 c.remap_failures);
 	vhost_admin_stat(st, VHOST_A_STATS_METAMAP_REFUSED, c.refused);
+	vhost_admin_stat(st, VHOST_A_STATS_METAMAP_UACCESS_FILLS,
+			 c.uaccess_fills);
 }
 
 /* Add queue index's counters to st.  Lockless: u64_stats readers. */
@@ -347,7 +350,7 @@ u32 vhost_admin_queue_busypoll(struct vhost_dev *dev, unsigned int index)
 
 /*
  * Apply a complete set of tunables.  Cannot fail once it has started, so a
- * request changes everything it asks for or nothing.  The direct map switch
+ * request changes everything it asks for or nothing.  The metadata mode
  * is applied queue by queue under vq->mutex, which the datapath holds across
  * each batch: a batch runs entirely with the old or the new setting.
  * Called with dev->admin.mutex held, and dev->mutex too when the map is
@@ -361,9 +364,10 @@ int vhost_admin_set_tunables(struct vhost_dev *dev,
 	int i;
 
 	lockdep_assert_held(&dev->admin.mutex);
-	if (tun->metamap && !IS_ENABLED(CONFIG_VHOST_METAMAP)) {
+	if (tun->metamap != VHOST_METAMAP_MODE_OFF &&
+	    !IS_ENABLED(CONFIG_VHOST_METAMAP)) {
 		NL_SET_ERR_MSG(extack,
-			       "kernel built without the metadata direct map");
+			       "kernel built without the metadata direct map and read-ahead");
 		return -EOPNOTSUPP;
 	}
 	WRITE_ONCE(cur->busypoll_us, tun->busypoll_us);
@@ -371,14 +375,14 @@ int vhost_admin_set_tunables(struct vhost_dev *dev,
 	WRITE_ONCE(cur->zerocopy, tun->zerocopy);
 	if (tun->metamap != cur->metamap) {
 		/*
-		 * Switching the map on arms it (registers notifiers on the
+		 * Switching to map arms it (registers notifiers on the
 		 * owner's mm): dev->mutex, which the caller holds, keeps the
 		 * owner, and so the mm, from changing (VHOST_RESET_OWNER).
 		 */
 		lockdep_assert_held(&dev->mutex);
 		for (i = 0; i < dev->nvqs; i++) {
 			mutex_lock(&dev->vqs[i]->mutex);
-			vhost_metamap_set_enabled(dev->vqs[i], tun->metamap);
+			vhost_metamap_set_mode(dev->vqs[i], tun->metamap);
 			mutex_unlock(&dev->vqs[i]->mutex);
 		}
 		WRITE_ONCE(cur->metamap, tun->metamap);
@@ -813,7 +817,8 @@ int vhost_admin_register(struct vhost_dev *dev,
 				       VHOST_ZCOPY_MIN_LEN_MIN,
 				       VHOST_ZCOPY_MIN_LEN_MAX);
 	a->tun.zerocopy = zerocopy;
-	a->tun.metamap = dev->nvqs && dev->vqs[0]->metamap.enabled;
+	a->tun.metamap = dev->nvqs ? dev->vqs[0]->metamap.mode :
+				     VHOST_METAMAP_MODE_OFF;
 	a->backend_nsid = NETNSA_NSID_NOT_ASSIGNED;
 	a->net = get_net(current->nsproxy->net_ns);
 	refcount_set(&a->refs, 1);

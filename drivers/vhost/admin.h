@@ -79,18 +79,18 @@ struct vhost_vq_stats {
  * @busypoll_us: every queue busy-polls for at least this long (us)
  * @zcopy_min_len: TX packets shorter than this are copied
  * @zerocopy: TX zero-copy on
- * @metamap: metadata direct map on
+ * @metamap: how the queues access ring metadata, enum vhost_metamap_mode
  *
  * Written by the admin plane under the device's admin mutex; the datapath
  * reads each field once per batch with READ_ONCE() (under its vq->mutex), so
- * a change takes effect at the next batch.  The direct map switch itself is
+ * a change takes effect at the next batch.  The metadata mode itself is
  * applied to every queue under its vq->mutex.
  */
 struct vhost_tunables {
 	u32 busypoll_us;
 	u32 zcopy_min_len;
 	bool zerocopy;
-	bool metamap;
+	u8 metamap;
 };
 
 /**

@@ -43,10 +43,40 @@
 
 #include "vhost.h"
 
-static bool vhost_metamap_default = true;
-module_param_named(enable, vhost_metamap_default, bool, 0644);
-MODULE_PARM_DESC(enable,
-		 "Access virtqueue metadata through a kernel mapping on new vhost-net devices (default: on)");
+static const char * const vhost_metamap_mode_names[] = {
+	[VHOST_METAMAP_MODE_OFF] = "off",
+	[VHOST_METAMAP_MODE_MAP] = "map",
+	[VHOST_METAMAP_MODE_BATCH] = "batch",
+};
+
+static unsigned int vhost_metamap_default = VHOST_METAMAP_MODE_MAP;
+
+static int vhost_metamap_param_set(const char *val,
+				   const struct kernel_param *kp)
+{
+	int mode = sysfs_match_string(vhost_metamap_mode_names, val);
+
+	if (mode < 0)
+		return mode;
+	WRITE_ONCE(*(unsigned int *)kp->arg, mode);
+	return 0;
+}
+
+static int vhost_metamap_param_get(char *buf, const struct kernel_param *kp)
+{
+	unsigned int mode = READ_ONCE(*(unsigned int *)kp->arg);
+
+	return sysfs_emit(buf, "%s\n", vhost_metamap_mode_names[mode]);
+}
+
+static const struct kernel_param_ops vhost_metamap_mode_ops = {
+	.set = vhost_metamap_param_set,
+	.get = vhost_metamap_param_get,
+};
+
+module_param_cb(mode, &vhost_metamap_mode_ops, &vhost_metamap_default, 0644);
+MODULE_PARM_DESC(mode,
+		 "How new vhost-net devices access virtqueue metadata: off, batch or map (default: map)");
 
 /* A build that lost the race this many times in a row gives up until later. */
 #define VHOST_METAMAP_BUILD_TRIES	8
@@ -229,7 +259,7 @@ static bool vhost_metamap_current(const struct vhost_virtqueue *vq)
 /* May the map serve this queue's ring at all?  vq->mutex. */
 static bool vhost_metamap_wanted(struct vhost_virtqueue *vq)
 {
-	return vq->metamap.enabled && vq->dev->mm && vq->desc && vq->avail &&
+	return vq->metamap.mode == VHOST_METAMAP_MODE_MAP && vq->dev->mm && vq->desc && vq->avail &&
 	       vq->used && !vq->iotlb && !READ_ONCE(vq->dev->iotlb) &&
 	       !vq->log_used && !vhost_has_feature(vq, VHOST_F_LOG_ALL) &&
 	       !cpu_dcache_is_aliasing();
@@ -375,33 +405,41 @@ void vhost_metamap_config_changed(struct vhost_virtqueue *vq)
 	struct vhost_metamap *map = &vq->metamap;
 
 	vhost_metamap_drop_batch(vq);
-	if (!map->enabled || (map->armed && vhost_metamap_current(vq)))
+	if (map->mode != VHOST_METAMAP_MODE_MAP ||
+	    (map->armed && vhost_metamap_current(vq)))
 		return;
 	vhost_metamap_release(vq);
 	vhost_metamap_arm(vq);
 }
 EXPORT_SYMBOL_GPL(vhost_metamap_config_changed);
 
-void vhost_metamap_set_enabled(struct vhost_virtqueue *vq, bool on)
+/*
+ * Switch the queue to mode (an enum vhost_metamap_mode): the read-ahead is
+ * dropped in any case; map arms the map for the ring, the others release
+ * it.  Sleeps; ioctl context, vq->mutex held.
+ */
+void vhost_metamap_set_mode(struct vhost_virtqueue *vq, u8 mode)
 {
 	lockdep_assert_held(&vq->mutex);
-	vq->metamap.enabled = on;
-	if (on)
+	if (WARN_ON_ONCE(mode >= ARRAY_SIZE(vhost_metamap_mode_names)))
+		mode = VHOST_METAMAP_MODE_OFF;
+	vq->metamap.mode = mode;
+	if (mode == VHOST_METAMAP_MODE_MAP)
 		vhost_metamap_config_changed(vq);
 	else
 		vhost_metamap_release(vq);
 }
-EXPORT_SYMBOL_GPL(vhost_metamap_set_enabled);
+EXPORT_SYMBOL_GPL(vhost_metamap_set_mode);
 
 /* A new device's queues take the module parameter's default. */
 void vhost_metamap_dev_init(struct vhost_dev *dev)
 {
-	bool on = READ_ONCE(vhost_metamap_default);
+	u8 mode = READ_ONCE(vhost_metamap_default);
 	int i;
 
 	for (i = 0; i < dev->nvqs; i++) {
 		mutex_lock(&dev->vqs[i]->mutex);
-		vhost_metamap_set_enabled(dev->vqs[i], on);
+		vhost_metamap_set_mode(dev->vqs[i], mode);
 		mutex_unlock(&dev->vqs[i]->mutex);
 	}
 }
@@ -528,7 +566,7 @@ fail:
  * Open a section: take map->lock if the queue may use the map and it is
  * valid (rebuilt first if @refresh and it is not); false, counted as a
  * fallback, if the caller must use uaccess.  The caller checked
- * map->enabled.  What runs until spin_unlock(&map->lock) is loads and
+ * the mode.  What runs until spin_unlock(&map->lock) is loads and
  * stores of ring memory.
  */
 static bool vhost_metamap_section(struct vhost_virtqueue *vq, bool refresh)
@@ -629,7 +667,8 @@ bool vhost_metamap_put16(struct vhost_virtqueue *vq, void __user *uaddr,
 	struct vhost_metamap *map = &vq->metamap;
 	__virtio16 *k;
 
-	if (!map->enabled || !vhost_metamap_section(vq, false))
+	if (map->mode != VHOST_METAMAP_MODE_MAP ||
+	    !vhost_metamap_section(vq, false))
 		return false;
 	k = vhost_metamap_kaddr(map, VHOST_METAMAP_USED, (unsigned long)uaddr,
 				sizeof(val));
@@ -647,7 +686,8 @@ bool vhost_metamap_get_desc(struct vhost_virtqueue *vq, struct vring_desc *d,
 	const struct vring_desc *k;
 	bool done;
 
-	if (!map->enabled || !vhost_metamap_section(vq, false))
+	if (map->mode != VHOST_METAMAP_MODE_MAP ||
+	    !vhost_metamap_section(vq, false))
 		return false;
 	k = vhost_metamap_kaddr(map, VHOST_METAMAP_DESC, (unsigned long)uaddr,
 				sizeof(*d));
@@ -658,14 +698,38 @@ bool vhost_metamap_get_desc(struct vhost_virtqueue *vq, struct vring_desc *d,
 }
 EXPORT_SYMBOL_GPL(vhost_metamap_get_desc);
 
+/* Remember which ring a new read-ahead from avail index idx comes from. */
+static void vhost_metamap_batch_start(struct vhost_virtqueue *vq, u16 idx)
+{
+	struct vhost_metamap_batch *b = &vq->metamap.batch;
+
+	b->n = 0;
+	b->idx = idx;
+	b->is_le = vq->is_le;
+	b->num = vq->num;
+	b->ring_desc = vq->desc;
+	b->ring_avail = vq->avail;
+}
+
+/*
+ * How many entries a read-ahead from avail index idx reads: those the
+ * driver has published (below vq->avail_idx, which was read with the
+ * barrier that orders these reads after it), at most VHOST_METAMAP_BATCH,
+ * never more than the ring holds.
+ */
+static unsigned int vhost_metamap_batch_len(struct vhost_virtqueue *vq,
+					    u16 idx, unsigned int num)
+{
+	return min3((unsigned int)(u16)(vq->avail_idx - idx),
+		    (unsigned int)VHOST_METAMAP_BATCH, num);
+}
+
 /*
  * Inside a section: read the heads the driver has published from avail
- * index idx on (at most VHOST_METAMAP_BATCH, never more than the ring
- * holds, none at or past vq->avail_idx), and the descriptor of each head
- * that is a whole chain, so that the next chains need no section.  Every
- * index is bounded by map->num, the size the ranges were registered for.
- * The avail index was read before, with the barrier that orders these
- * reads after it.  Returns the number of heads read.
+ * index idx on, and the descriptor of each head that is a whole chain, so
+ * that the next chains need no section.  Every index is bounded by
+ * map->num, the size the ranges were registered for.  Returns the number
+ * of heads read.
  */
 static unsigned int vhost_metamap_fill(struct vhost_virtqueue *vq, u16 idx)
 {
@@ -681,8 +745,8 @@ static unsigned int vhost_metamap_fill(struct vhost_virtqueue *vq, u16 idx)
 	const __virtio16 *h;
 
 	lockdep_assert_held(&map->lock);
-	n = min3((unsigned int)(u16)(vq->avail_idx - idx),
-		 (unsigned int)VHOST_METAMAP_BATCH, num);
+	vhost_metamap_batch_start(vq, idx);
+	n = vhost_metamap_batch_len(vq, idx, num);
 	/* The heads: one copy per run up to a page boundary or the wrap. */
 	for (k = 0; k < n; k += run) {
 		slot = (u16)(idx + k) & (num - 1);
@@ -718,17 +782,124 @@ static unsigned int vhost_metamap_fill(struct vhost_virtqueue *vq, u16 idx)
 	}
 	/* A poisoned descriptor: keep only what was read before it. */
 	b->n = map->valid ? n : 0;
-	b->idx = idx;
-	b->is_le = vq->is_le;
 	vhost_metamap_stat_add(map, &map->stats.fast, reads);
 	return b->n;
 }
 
 /*
+ * Whether the read-ahead may go through uaccess: the ring's addresses are
+ * the owner's, not I/O virtual addresses of a device IOTLB.  The rings
+ * passed access_ok() when they were set (vq_access_ok()), and every entry
+ * read lies inside them.  vq->mutex.
+ */
+static bool vhost_metamap_user_ok(const struct vhost_virtqueue *vq)
+{
+	return vq->desc && vq->avail && vq->num &&
+	       !vq->iotlb && !READ_ONCE(vq->dev->iotlb);
+}
+
+/*
+ * Heads from avail index idx on, n at most, in one uaccess section (masked
+ * user pointers where the architecture has them, so no speculation barrier
+ * either); how many were read before a fault, if any.  Each section is
+ * open-coded, as objtool wants to see it.
+ */
+static noinline unsigned int vhost_metamap_user_heads(struct vhost_virtqueue *vq,
+						      u16 idx, unsigned int n)
+{
+	struct vhost_metamap_batch *b = &vq->metamap.batch;
+	const __virtio16 __user *ring = vq->avail->ring;
+	unsigned int num = vq->num, k;
+
+	if (!access_ok(ring, num * sizeof(*ring)))
+		return 0;
+	if (can_do_masked_user_access())
+		ring = masked_user_access_begin(ring);
+	else if (!user_read_access_begin(ring, num * sizeof(*ring)))
+		return 0;
+	for (k = 0; k < n; k++)
+		unsafe_get_user(b->head[k], &ring[(u16)(idx + k) & (num - 1)],
+				fault);
+	user_read_access_end();
+	return n;
+fault:
+	user_read_access_end();
+	return k;
+}
+
+/*
+ * The descriptors of the first n heads of the batch that are whole chains,
+ * in one uaccess section; how many heads are done (a fault stops at the
+ * head whose descriptor it hit).
+ */
+static noinline unsigned int vhost_metamap_user_descs(struct vhost_virtqueue *vq,
+						      unsigned int n)
+{
+	struct vhost_metamap_batch *b = &vq->metamap.batch;
+	__virtio16 whole = cpu_to_vhost16(vq, VRING_DESC_F_NEXT |
+					      VRING_DESC_F_INDIRECT);
+	const struct vring_desc __user *table = vq->desc, *u;
+	unsigned int num = vq->num, k, i;
+	struct vring_desc *d;
+
+	if (!access_ok(table, num * sizeof(*table)))
+		return 0;
+	if (can_do_masked_user_access())
+		table = masked_user_access_begin(table);
+	else if (!user_read_access_begin(table, num * sizeof(*table)))
+		return 0;
+	for (k = 0; k < n; k++) {
+		b->didx[k] = VHOST_METAMAP_NO_DESC;
+		i = vhost16_to_cpu(vq, b->head[k]);
+		if (unlikely(i >= num))
+			continue;	/* vhost_get_vq_desc() says what is wrong */
+		u = &table[array_index_nospec(i, num)];
+		d = &b->desc[k];
+		unsafe_get_user(d->addr, &u->addr, fault);
+		unsafe_get_user(d->len, &u->len, fault);
+		unsafe_get_user(d->flags, &u->flags, fault);
+		unsafe_get_user(d->next, &u->next, fault);
+		if (!(d->flags & whole))
+			b->didx[k] = i;
+	}
+	user_read_access_end();
+	return n;
+fault:
+	user_read_access_end();
+	return k;
+}
+
+/*
+ * The read-ahead through uaccess: the heads and descriptors
+ * vhost_metamap_fill() reads through the map, in one uaccess section for
+ * the heads and one for their descriptors instead of one per access.  A
+ * fault ends it: what was read before stays, and the access that faulted
+ * is made again by the per-access path, which reports it.  The ring
+ * passed access_ok() when it was set (vq_access_ok()) and every entry read
+ * lies inside it.  Returns the number of heads read.
+ */
+static unsigned int vhost_metamap_fill_user(struct vhost_virtqueue *vq,
+					    u16 idx)
+{
+	struct vhost_metamap *map = &vq->metamap;
+	unsigned int n;
+
+	might_fault();
+	vhost_metamap_batch_start(vq, idx);
+	n = vhost_metamap_batch_len(vq, idx, vq->num);
+	n = vhost_metamap_user_heads(vq, idx, n);
+	if (n)
+		n = vhost_metamap_user_descs(vq, n);
+	map->batch.n = n;
+	vhost_metamap_stat_inc(map, &map->stats.uaccess_fills);
+	return n;
+}
+
+/*
  * Entry k of the batch, if it may be served: below vq->avail_idx, read
- * with the ring as it is now.  A driver that took entries back (lowered
- * its avail index) loses those read ahead beyond it for good, so that
- * what it publishes there again is read again.
+ * from the ring as it is now, and no IOTLB since.  A driver that took
+ * entries back (lowered its avail index) loses those read ahead beyond it
+ * for good, so that what it publishes there again is read again.
  */
 static bool vhost_metamap_batched(struct vhost_virtqueue *vq, u16 k)
 {
@@ -737,14 +908,17 @@ static bool vhost_metamap_batched(struct vhost_virtqueue *vq, u16 k)
 
 	if (published < b->n)
 		b->n = published;
-	return k < b->n && b->is_le == vq->is_le && vhost_metamap_current(vq);
+	return k < b->n && b->is_le == vq->is_le && b->num == vq->num &&
+	       b->ring_desc == vq->desc && b->ring_avail == vq->avail &&
+	       !vq->iotlb && !READ_ONCE(vq->dev->iotlb);
 }
 
 /*
  * The head at avail index idx: from the batch, or, on a miss, from a new
- * batch read from idx on.  A miss empties the batch first, so that a head
- * read through uaccess (the map could not be used) is never followed by
- * an entry read ahead before it, in this lap or 65536 chains ago.
+ * batch read from idx on, through the map in mode map if it can serve,
+ * through uaccess otherwise.  A miss empties the batch first, so that a
+ * head read through the per-access path is never followed by an entry
+ * read ahead before it, in this lap or 65536 chains ago.
  */
 bool vhost_metamap_get_head(struct vhost_virtqueue *vq, u16 idx,
 			    __virtio16 *head)
@@ -753,22 +927,25 @@ bool vhost_metamap_get_head(struct vhost_virtqueue *vq, u16 idx,
 	struct vhost_metamap_batch *b = &map->batch;
 	u16 k = idx - b->idx;
 
-	if (!map->enabled)
+	if (map->mode == VHOST_METAMAP_MODE_OFF)
 		return false;
 	if (vhost_metamap_batched(vq, k)) {
 		*head = b->head[array_index_nospec(k, b->n)];
 		return true;
 	}
 	b->n = 0;
-	if (!vhost_metamap_section(vq, true))
-		return false;
-	vhost_metamap_fill(vq, idx);
-	spin_unlock(&map->lock);
-	vhost_metamap_report_poison(map);
-	if (!b->n) {
-		vhost_metamap_stat_inc(map, &map->stats.fallback);
-		return false;
+	if (map->mode == VHOST_METAMAP_MODE_MAP &&
+	    vhost_metamap_section(vq, true)) {
+		vhost_metamap_fill(vq, idx);
+		spin_unlock(&map->lock);
+		vhost_metamap_report_poison(map);
+		if (!b->n)
+			vhost_metamap_stat_inc(map, &map->stats.fallback);
 	}
+	if (!b->n && vhost_metamap_user_ok(vq))
+		vhost_metamap_fill_user(vq, idx);
+	if (!b->n)
+		return false;
 	*head = b->head[0];
 	return true;
 }
@@ -813,7 +990,8 @@ bool vhost_metamap_put_used(struct vhost_virtqueue *vq,
 	size_t chunk;
 	void *k;
 
-	if (!map->enabled || !vhost_metamap_section(vq, true))
+	if (map->mode != VHOST_METAMAP_MODE_MAP ||
+	    !vhost_metamap_section(vq, true))
 		return false;
 	for (; left; left -= chunk, uaddr += chunk, src += chunk) {
 		chunk = min_t(size_t, left, PAGE_SIZE - offset_in_page(uaddr));
@@ -850,6 +1028,7 @@ void vhost_metamap_read_stats(struct vhost_virtqueue *vq,
 		c->sections = u64_stats_read(&s->sections);
 		c->batched = u64_stats_read(&s->batched);
 		c->refused = u64_stats_read(&s->refused);
+		c->uaccess_fills = u64_stats_read(&s->uaccess_fills);
 	} while (u64_stats_fetch_retry(&vq->stats.syncp, start));
 	c->invalidations = atomic64_read(&s->invalidations);
 }
@@ -862,10 +1041,11 @@ void vhost_metamap_show_fdinfo(struct seq_file *m, struct vhost_virtqueue *vq,
 	struct vhost_metamap_counts c;
 
 	vhost_metamap_read_stats(vq, &c);
-	seq_printf(m, "vq%u-metamap:\tenabled=%d valid=%d fast=%llu fallback=%llu invalidations=%llu remaps=%llu remap_failures=%llu sections=%llu batched=%llu refused=%llu\n",
-		   index, READ_ONCE(map->enabled), READ_ONCE(map->valid),
+	seq_printf(m, "vq%u-metamap:\tmode=%u valid=%d fast=%llu fallback=%llu invalidations=%llu remaps=%llu remap_failures=%llu sections=%llu batched=%llu refused=%llu uaccess_fills=%llu\n",
+		   index, READ_ONCE(map->mode), READ_ONCE(map->valid),
 		   c.fast, c.fallback, c.invalidations, c.remaps,
-		   c.remap_failures, c.sections, c.batched, c.refused);
+		   c.remap_failures, c.sections, c.batched, c.refused,
+		   c.uaccess_fills);
 }
 EXPORT_SYMBOL_GPL(vhost_metamap_show_fdinfo);
 

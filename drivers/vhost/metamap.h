@@ -14,6 +14,7 @@
 #include <linux/spinlock.h>
 #include <linux/types.h>
 #include <linux/u64_stats_sync.h>
+#include <uapi/linux/vhost_netlink.h>
 #include <uapi/linux/virtio_ring.h>
 
 struct vhost_dev;
@@ -51,12 +52,13 @@ struct vhost_metamap_range {
  */
 struct vhost_metamap_stats {
 	u64_stats_t fast;	/* accesses through the map */
-	u64_stats_t fallback;	/* accesses through uaccess, map enabled */
+	u64_stats_t fallback;	/* accesses the map could not serve, mode map */
 	u64_stats_t remaps;	/* successful map builds */
 	u64_stats_t remap_failures; /* builds or registrations that failed */
 	u64_stats_t sections;	/* map->lock sections */
 	u64_stats_t batched;	/* chains served from the batch, no section */
 	u64_stats_t refused;	/* ring memory the map may not serve, seen */
+	u64_stats_t uaccess_fills; /* read-aheads through uaccess */
 	atomic64_t invalidations; /* notifier callbacks that hit the map */
 };
 
@@ -70,6 +72,7 @@ struct vhost_metamap_counts {
 	u64 sections;
 	u64 batched;
 	u64 refused;
+	u64 uaccess_fills;
 };
 
 /* Avail entries read ahead in one section; see vhost_metamap_fill(). */
@@ -78,19 +81,23 @@ struct vhost_metamap_counts {
 
 /*
  * Heads the driver has published, from avail index @idx on, with the
- * descriptor of each head that is a whole chain (neither NEXT nor INDIRECT).
- * The driver may change neither before the device has used the chain, so
- * these copies stay right for as long as the entries are not used: after a
- * discard (last_avail_idx moved back) they are served again.  An entry is
- * served only while it is below vq->avail_idx and the ring is configured as
- * when it was read (vhost_metamap_current()); any head read elsewhere, a
- * section that cannot be opened, SET_VRING_BASE and vhost_vq_init_access()
- * empty the batch.  Everything here is the vq->mutex holder's.
+ * descriptor of each head that is a whole chain (neither NEXT nor INDIRECT),
+ * read through the map or through one uaccess section.  The driver may
+ * change neither before the device has used the chain, so these copies
+ * stay right for as long as the entries are not used: after a discard
+ * (last_avail_idx moved back) they are served again.  An entry is served
+ * only while it is below vq->avail_idx, the ring is the one it was read
+ * from (addresses, size, endianness) and the queue has no IOTLB; a miss,
+ * a mode change, SET_VRING_BASE and vhost_vq_init_access() empty the
+ * batch.  Everything here is the vq->mutex holder's.
  */
 struct vhost_metamap_batch {
 	u16 idx;		/* avail index of head[0] */
 	u16 n;			/* entries read, at most the ring size */
 	bool is_le;		/* vq->is_le when they were read */
+	unsigned int num;	/* vq->num when they were read */
+	const void __user *ring_desc;	/* vq->desc when they were read */
+	const void __user *ring_avail;	/* vq->avail when they were read */
 	__virtio16 head[VHOST_METAMAP_BATCH];
 	u16 didx[VHOST_METAMAP_BATCH];	/* desc[k]'s index, or NO_DESC */
 	struct vring_desc desc[VHOST_METAMAP_BATCH];
@@ -112,7 +119,9 @@ struct vhost_metamap_batch {
  *	Set under @lock by the reader, cleared under @lock by the callback.
  * @poison_pfn: the page to hand to memory_failure() after the section
  *	that found it; vq->mutex.
- * @enabled: the fast path may be used on this queue; vq->mutex.
+ * @mode: how the queue accesses its ring, an enum vhost_metamap_mode:
+ *	off (uaccess only), map (the map; the uaccess read-ahead while it
+ *	cannot serve), batch (the uaccess read-ahead); vq->mutex.
  * @armed: the notifiers are registered for the ring described by @num,
  *	@features and the ranges; vq->mutex.  Only ioctl context arms.
  * @retry_at: jiffies before which a failed build is not retried; vq->mutex.
@@ -129,7 +138,7 @@ struct vhost_metamap {
 	bool valid;
 	bool quarantined;
 	unsigned long poison_pfn;
-	bool enabled;
+	u8 mode;
 	bool armed;
 	unsigned long retry_at;
 	unsigned int num;
@@ -146,13 +155,15 @@ void vhost_metamap_init(struct vhost_virtqueue *vq);
 void vhost_metamap_release(struct vhost_virtqueue *vq);
 void vhost_metamap_config_changed(struct vhost_virtqueue *vq);
 void vhost_metamap_drop_batch(struct vhost_virtqueue *vq);
-void vhost_metamap_set_enabled(struct vhost_virtqueue *vq, bool on);
+void vhost_metamap_set_mode(struct vhost_virtqueue *vq, u8 mode);
 
 /*
- * The accessors: each answers true when it did the access through the map,
- * false when the caller must use uaccess.  vq->mutex held.  The 16-bit
- * store and the descriptor accessor never sleep; vhost_metamap_get_head()
- * and vhost_metamap_put_used() may sleep to rebuild an invalid map.  The
+ * The accessors: each answers true when it did the access (through the
+ * map, or for vhost_metamap_get_head() through the read-ahead, which may
+ * use uaccess), false when the caller must use uaccess.  vq->mutex held.
+ * The 16-bit store and the descriptor accessor never sleep;
+ * vhost_metamap_get_head() and vhost_metamap_put_used() may sleep to
+ * rebuild an invalid map or fault ring pages in.  The
  * 16-bit loads (indices, flags, event words) stay with uaccess: a single
  * load that cannot tear, and machine-check safe, which no kernel load
  * through the map can be both of.
@@ -181,8 +192,8 @@ static inline void vhost_metamap_init(struct vhost_virtqueue *vq) {}
 static inline void vhost_metamap_release(struct vhost_virtqueue *vq) {}
 static inline void vhost_metamap_config_changed(struct vhost_virtqueue *vq) {}
 static inline void vhost_metamap_drop_batch(struct vhost_virtqueue *vq) {}
-static inline void vhost_metamap_set_enabled(struct vhost_virtqueue *vq,
-					     bool on) {}
+static inline void vhost_metamap_set_mode(struct vhost_virtqueue *vq,
+					  u8 mode) {}
 
 static inline bool vhost_metamap_put16(struct vhost_virtqueue *vq,
 				       void __user *uaddr, __virtio16 val)

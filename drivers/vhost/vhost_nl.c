@@ -37,7 +37,7 @@ static const struct nla_policy vhost_dev_set_nl_policy[VHOST_A_DEV_METAMAP + 1] 
 	[VHOST_A_DEV_ADMIN_BUSYPOLL_US] = NLA_POLICY_FULL_RANGE(NLA_U32, &vhost_a_dev_admin_busypoll_us_range),
 	[VHOST_A_DEV_ZEROCOPY] = NLA_POLICY_MAX(NLA_U32, 1),
 	[VHOST_A_DEV_ZCOPY_MIN_LEN] = NLA_POLICY_FULL_RANGE(NLA_U32, &vhost_a_dev_zcopy_min_len_range),
-	[VHOST_A_DEV_METAMAP] = NLA_POLICY_MAX(NLA_U32, 1),
+	[VHOST_A_DEV_METAMAP] = NLA_POLICY_MAX(NLA_U32, 2),
 };
 
 /* VHOST_CMD_QUEUE_GET - do */

@@ -227,19 +227,40 @@ static int parse_on_off(struct vh_req *req, const char *key, const char *s,
 	return 0;
 }
 
+/* metamap: the spec's mode names, and "on", which meant map before batch. */
+static int parse_metamap(struct vh_req *req, const char *key, const char *s,
+			 uint32_t *val)
+{
+	uint32_t m;
+
+	if (!strcmp(s, "on")) {
+		*val = VHOST_METAMAP_MODE_MAP;
+		return 0;
+	}
+	for (m = VHOST_METAMAP_MODE_OFF; m <= VHOST_METAMAP_MODE_BATCH; m++)
+		if (vhost_metamap_mode_str(m) &&
+		    !strcmp(s, vhost_metamap_mode_str(m))) {
+			*val = m;
+			return 0;
+		}
+	return perr(req, "Invalid \"%s\" value \"%s\", expected \"off\", \"batch\" or \"map\"",
+		    key, s);
+}
+
 static const struct set_param {
 	const char *key;
 	int attr;
-	bool on_off;
+	int (*parse)(struct vh_req *req, const char *key, const char *s,
+		     uint32_t *val);
 	size_t off;
 } set_params[] = {
-	{ "busypoll-us", VHOST_A_DEV_ADMIN_BUSYPOLL_US, false,
+	{ "busypoll-us", VHOST_A_DEV_ADMIN_BUSYPOLL_US, NULL,
 	  offsetof(struct vh_set, busypoll_us) },
-	{ "zerocopy", VHOST_A_DEV_ZEROCOPY, true,
+	{ "zerocopy", VHOST_A_DEV_ZEROCOPY, parse_on_off,
 	  offsetof(struct vh_set, zerocopy) },
-	{ "zcopy-min-len", VHOST_A_DEV_ZCOPY_MIN_LEN, false,
+	{ "zcopy-min-len", VHOST_A_DEV_ZCOPY_MIN_LEN, NULL,
 	  offsetof(struct vh_set, zcopy_min_len) },
-	{ "metamap", VHOST_A_DEV_METAMAP, true,
+	{ "metamap", VHOST_A_DEV_METAMAP, parse_metamap,
 	  offsetof(struct vh_set, metamap) },
 };
 
@@ -260,8 +281,8 @@ static int parse_set_value(struct vh_req *req, const struct set_param *p,
 
 	if (req->set.mask & VH_BIT(p->attr))
 		return perr(req, "Duplicate argument \"%s\"", p->key);
-	if (p->on_off) {
-		if (parse_on_off(req, p->key, s, field))
+	if (p->parse) {
+		if (p->parse(req, p->key, s, field))
 			return -1;
 	} else if (vh_get_u32(s, field)) {
 		return perr(req, "Invalid \"%s\" value \"%s\"", p->key, s);
@@ -470,7 +491,7 @@ void vh_usage(FILE *f, enum vh_help which)
 		fprintf(f,
 			"Usage: vhostctl dev show [ [ dev ] DEV ]\n"
 			"       vhostctl dev set [ dev ] DEV [ busypoll-us USEC ] [ zerocopy { on | off } ]\n"
-			"                                    [ zcopy-min-len BYTES ] [ metamap { on | off } ]\n"
+			"                                    [ zcopy-min-len BYTES ] [ metamap { off | batch | map } ]\n"
 			"       vhostctl dev stats [ [ dev ] DEV ] [ scope { device | queue } ]\n"
 			"       vhostctl dev help\n");
 	if (which != VH_HELP_DEV)

@@ -16,7 +16,7 @@
 #include "json.h"
 
 /* A new counter in the spec breaks the build here: add it below. */
-_Static_assert(VHOST_A_STATS_MAX == VHOST_A_STATS_ZCOPY_BACKOFF,
+_Static_assert(VHOST_A_STATS_MAX == VHOST_A_STATS_METAMAP_UACCESS_FILLS,
 	       "add the spec's new counters to vh_stat_get() and stat_lines");
 
 static bool stat(bool present, uint64_t v, uint64_t *val)
@@ -74,6 +74,9 @@ bool vh_stat_get(const struct vhost_stats_get_rsp_dump *s, int attr,
 		return stat(s->_present.zcopy_fallback, s->zcopy_fallback, val);
 	case VHOST_A_STATS_ZCOPY_BACKOFF:
 		return stat(s->_present.zcopy_backoff, s->zcopy_backoff, val);
+	case VHOST_A_STATS_METAMAP_UACCESS_FILLS:
+		return stat(s->_present.metamap_uaccess_fills,
+			    s->metamap_uaccess_fills, val);
 	default:
 		return false;
 	}
@@ -93,7 +96,7 @@ static const int stat_lines[][8] = {
 	{ VHOST_A_STATS_METAMAP_FAST, VHOST_A_STATS_METAMAP_FALLBACK,
 	  VHOST_A_STATS_METAMAP_INVALIDATIONS, VHOST_A_STATS_METAMAP_REMAPS,
 	  VHOST_A_STATS_METAMAP_REMAP_FAILURES,
-	  VHOST_A_STATS_METAMAP_REFUSED },
+	  VHOST_A_STATS_METAMAP_REFUSED, VHOST_A_STATS_METAMAP_UACCESS_FILLS },
 };
 
 #define DEV_KEY(a)	(vhost_dev_policy[VHOST_A_DEV_##a].name)
@@ -118,6 +121,11 @@ static const char *dev_type_str(uint32_t v, char *buf, size_t len)
 static const char *queue_type_str(uint32_t v, char *buf, size_t len)
 {
 	return enum_str(vhost_queue_type_str(v), v, buf, len);
+}
+
+static const char *metamap_mode_str(uint32_t v, char *buf, size_t len)
+{
+	return enum_str(vhost_metamap_mode_str(v), v, buf, len);
 }
 
 /* ---- text --------------------------------------------------------------- */
@@ -229,7 +237,8 @@ static void text_dev(struct text *t, const struct vhost_dev_get_rsp *d)
 	if (d->_present.zcopy_min_len)
 		line_add(&l, "zcopy-min-len %u", d->zcopy_min_len);
 	if (d->_present.metamap)
-		line_add(&l, "metamap %s", on_off(d->metamap));
+		line_add(&l, "metamap %s",
+			 metamap_mode_str(d->metamap, buf, sizeof(buf)));
 	text_emit(t, 4, &l);
 }
 
@@ -295,7 +304,8 @@ static void json_dev(struct jw *jw, const struct vhost_dev_get_rsp *d)
 	if (d->_present.zcopy_min_len)
 		jw_u64(jw, DEV_KEY(ZCOPY_MIN_LEN), d->zcopy_min_len);
 	if (d->_present.metamap)
-		jw_u64(jw, DEV_KEY(METAMAP), d->metamap);
+		jw_str(jw, DEV_KEY(METAMAP),
+		       metamap_mode_str(d->metamap, buf, sizeof(buf)));
 }
 
 static void json_queue(struct jw *jw, const struct vhost_queue_get_rsp *q)

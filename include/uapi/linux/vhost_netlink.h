@@ -32,6 +32,26 @@ enum vhost_stats_scope {
 	VHOST_STATS_SCOPE_QUEUE = 1,
 };
 
+/**
+ * enum vhost_metamap_mode - How a queue reads the descriptor table and avail
+ *   ring and writes the used ring (see vhost-metamap.rst).
+ * @VHOST_METAMAP_MODE_OFF: Every ring access through uaccess, one at a time,
+ *   as Linux 6.12 ships it.
+ * @VHOST_METAMAP_MODE_MAP: The direct map: the avail entries and descriptors a
+ *   batch needs are read ahead from the kernel mapping of the ring pages, and
+ *   the used ring is written there. While the map cannot serve the queue
+ *   (invalidated, dirty logging, memory it refuses), the read-ahead goes
+ *   through uaccess as in batch.
+ * @VHOST_METAMAP_MODE_BATCH: The read-ahead without the map: the avail entries
+ *   and descriptors a batch needs are read in one uaccess section; the used
+ *   ring is written through uaccess. No mm notifier is registered.
+ */
+enum vhost_metamap_mode {
+	VHOST_METAMAP_MODE_OFF,
+	VHOST_METAMAP_MODE_MAP,
+	VHOST_METAMAP_MODE_BATCH,
+};
+
 #define VHOST_BUSYPOLL_US_MAX	1000000
 #define VHOST_ZCOPY_MIN_LEN_MIN	256
 #define VHOST_ZCOPY_MIN_LEN_MAX	65536
@@ -95,6 +115,7 @@ enum {
 	VHOST_A_STATS_TX_ERRORS,
 	VHOST_A_STATS_ZCOPY_FALLBACK,
 	VHOST_A_STATS_ZCOPY_BACKOFF,
+	VHOST_A_STATS_METAMAP_UACCESS_FILLS,
 
 	__VHOST_A_STATS_MAX,
 	VHOST_A_STATS_MAX = (__VHOST_A_STATS_MAX - 1)

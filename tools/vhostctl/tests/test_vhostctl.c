@@ -153,8 +153,15 @@ static void test_parse_set_forms(void)
 	if (s)
 		vhost_dev_set_req_free(s);
 
+	/* the metadata modes by name; "on" is map */
+	CHECK(parse("set 7 metamap batch", &o, &r) == 0);
+	CHECK(r.set.metamap == VHOST_METAMAP_MODE_BATCH);
+	CHECK(parse("set 7 metamap map", &o, &r) == 0);
+	CHECK(r.set.metamap == VHOST_METAMAP_MODE_MAP);
+
 	/* by id */
 	CHECK(parse("set 7 metamap on", &o, &r) == 0);
+	CHECK(r.set.metamap == VHOST_METAMAP_MODE_MAP);
 	CHECK(r.sel.kind == VH_SEL_ID && r.sel.id == 7);
 	s = vh_dev_set_req(&r.sel, &r.set);
 	CHECK(s && s->_present.id && s->id == 7 && !s->_present.name_len &&
@@ -317,7 +324,7 @@ static void test_parse_errors(void)
 		{ "set dev vhost0 zerocopy yes",
 		  "Invalid \"zerocopy\" value \"yes\", expected \"on\" or \"off\"" },
 		{ "set dev vhost0 metamap On",
-		  "Invalid \"metamap\" value \"On\", expected \"on\" or \"off\"" },
+		  "Invalid \"metamap\" value \"On\", expected \"off\", \"batch\" or \"map\"" },
 		{ "set dev vhost0 busypoll 5",
 		  "Unknown keyword \"busypoll\", try \"vhostctl dev help\"" },
 		{ "set dev vhost0 admin-busypoll-us 5",
@@ -567,6 +574,10 @@ static void stat_set(struct vhost_stats_get_rsp_dump *s, int attr, uint64_t v)
 		s->_present.metamap_refused = 1;
 		s->metamap_refused = v;
 		break;
+	case VHOST_A_STATS_METAMAP_UACCESS_FILLS:
+		s->_present.metamap_uaccess_fills = 1;
+		s->metamap_uaccess_fills = v;
+		break;
 	case VHOST_A_STATS_TX_ERRORS:
 		s->_present.tx_errors = 1;
 		s->tx_errors = v;
@@ -608,6 +619,7 @@ static const uint64_t dev_counters[VHOST_A_STATS_MAX + 1] = {
 	[VHOST_A_STATS_TX_ERRORS] = 11,
 	[VHOST_A_STATS_ZCOPY_FALLBACK] = 12,
 	[VHOST_A_STATS_ZCOPY_BACKOFF] = 13,
+	[VHOST_A_STATS_METAMAP_UACCESS_FILLS] = 14,
 };
 
 /* vhost3's device counters (queue < 0) or those of queue 0 (RX) or 1 (TX). */
@@ -710,7 +722,7 @@ static void test_stat_fields(void)
 		      vhost_stats_policy[i].type == YNL_PT_UINT);
 		n++;
 	}
-	CHECK(n == 22);
+	CHECK(n == 23);
 	/* the identifying attributes are not counters */
 	CHECK(!vh_stat_get(&s, VHOST_A_STATS_DEV_ID, &v));
 	CHECK(!vh_stat_get(&s, VHOST_A_STATS_SCOPE, &v));
@@ -799,7 +811,7 @@ static char *render_event(const struct vhost_dev_get_rsp *d,
 	ind "kicks 7 calls 8\n"						\
 	ind "busypoll-loops 1 busypoll-ns 2 busypoll-found 3\n"		\
 	ind "zcopy-sent 4 zcopy-fallback 12 zcopy-copied 5 zcopy-hol-stalls 6 zcopy-backoff 13 zcopy-pending 0\n" \
-	ind "metamap-fast 100 metamap-fallback 2 metamap-invalidations 1 metamap-remaps 3 metamap-remap-failures 0 metamap-refused 9\n"
+	ind "metamap-fast 100 metamap-fallback 2 metamap-invalidations 1 metamap-remaps 3 metamap-remap-failures 0 metamap-refused 9 metamap-uaccess-fills 14\n"
 
 #define RXQ_STATS_TEXT(ind)						\
 	ind "rx-packets 10 rx-bytes 640\n"				\
@@ -870,7 +882,7 @@ static void test_print_show_text(void)
 	"\"id\":3,\"name\":\"vhost3\",\"type\":\"net\",\"owner-pid\":1234," \
 	"\"backend-ifindex\":7,\"backend-ifname\":\"tap0\","		\
 	"\"features\":5100273664,\"num-queues\":2,\"admin-busypoll-us\":50," \
-	"\"zerocopy\":1,\"zcopy-min-len\":256,\"metamap\":0"
+	"\"zerocopy\":1,\"zcopy-min-len\":256,\"metamap\":\"off\""
 
 #define DEV_JSON_COUNTERS						\
 	"\"rx-packets\":10,\"rx-bytes\":640,"				\
@@ -881,7 +893,7 @@ static void test_print_show_text(void)
 	"\"metamap-fallback\":2,\"metamap-invalidations\":1,"		\
 	"\"metamap-remaps\":3,\"metamap-remap-failures\":0,"		\
 	"\"metamap-refused\":9,\"tx-errors\":11,\"zcopy-fallback\":12,"	\
-	"\"zcopy-backoff\":13"
+	"\"zcopy-backoff\":13,\"metamap-uaccess-fills\":14"
 
 #define QUEUE0_JSON							\
 	"\"dev-id\":3,\"index\":0,\"type\":\"rx\",\"num\":256,"		\
@@ -939,7 +951,7 @@ static void test_print_show_json(void)
 	CHECK_STR(s, "[{" DEV_JSON_ATTRS "},{\"id\":3,\"name\":\"vhost3\","
 		  "\"type\":\"net\",\"features\":5100273664,\"num-queues\":2,"
 		  "\"admin-busypoll-us\":50,\"zerocopy\":1,\"zcopy-min-len\":256,"
-		  "\"metamap\":0}]\n");
+		  "\"metamap\":\"off\"}]\n");
 	free(s);
 	d[0]._present.backend_netnsid = 1;
 	d[0].backend_netnsid = -2;
@@ -976,7 +988,7 @@ static void test_print_json_pretty(void)
 		  "        \"admin-busypoll-us\": 50,\n"
 		  "        \"zerocopy\": 1,\n"
 		  "        \"zcopy-min-len\": 256,\n"
-		  "        \"metamap\": 0,\n"
+		  "        \"metamap\": \"off\",\n"
 		  "        \"queues\": [\n"
 		  "            {\n"
 		  "                \"dev-id\": 3,\n"
@@ -1136,7 +1148,7 @@ static void test_print_event(void)
 	CHECK_STR(s, "{\"event\":\"add\",\"id\":3,\"name\":\"vhost3\",\"type\":\"net\","
 		  "\"backend-ifindex\":7,\"backend-ifname\":\"tap0\","
 		  "\"features\":5100273664,\"num-queues\":2,\"admin-busypoll-us\":50,"
-		  "\"zerocopy\":1,\"zcopy-min-len\":256,\"metamap\":0}\n");
+		  "\"zerocopy\":1,\"zcopy-min-len\":256,\"metamap\":\"off\"}\n");
 	CHECK(count_lines(s) == 1);
 	free(s);
 
@@ -1389,7 +1401,7 @@ static void test_usage(void)
 	CHECK(strstr(buf, "vhostctl [ OPTIONS ] OBJECT { COMMAND | help }"));
 	CHECK(strstr(buf, "OBJECT := { dev | queue }"));
 	CHECK(strstr(buf, "vhostctl dev set [ dev ] DEV [ busypoll-us USEC ] [ zerocopy { on | off } ]"));
-	CHECK(strstr(buf, "[ zcopy-min-len BYTES ] [ metamap { on | off } ]"));
+	CHECK(strstr(buf, "[ zcopy-min-len BYTES ] [ metamap { off | batch | map } ]"));
 	CHECK(strstr(buf, "vhostctl dev stats [ [ dev ] DEV ] [ scope { device | queue } ]"));
 	CHECK(strstr(buf, "vhostctl queue show [ [ dev ] DEV [ index N ] ]"));
 	CHECK(strstr(buf, "DEV := { ID | vhostN | IFNAME"));

@@ -115,12 +115,14 @@ TEST_F(admin, get_reports_device_state)
 	struct vhost_dev_get_rsp *d, *d2;
 	struct vhost_queue_get_req *qr;
 	struct vhost_queue_get_rsp *q;
-	uint64_t v, busy, minlen, zc, map;
+	uint64_t v, busy, minlen, zc;
+	int map;
 
 	ASSERT_EQ(0, module_param_u64("vhost_admin", "busypoll_us", &busy));
 	ASSERT_EQ(0, module_param_u64("vhost_admin", "zcopy_min_len", &minlen));
 	ASSERT_EQ(0, module_param_u64("vhost_net", "experimental_zcopytx", &zc));
-	ASSERT_EQ(0, module_param_u64("vhost_metamap", "enable", &map));
+	map = metamap_get_default();
+	ASSERT_LE(0, map);
 	ASSERT_EQ(0, open_dev(self, true));
 	d = adm_get_name(self->ys, self->name);
 	ASSERT_NE(NULL, d) TH_LOG("%s", self->ys->err.msg);
@@ -242,9 +244,10 @@ TEST_F(admin, out_of_range_changes_nothing)
 		{ ADM_TUN(-1, 2, -1, -1), "zerocopy" },
 		{ ADM_TUN(-1, -1, 0, -1), "zcopy-min-len 0" },
 		{ ADM_TUN(-1, -1, VHOST_ZCOPY_MIN_LEN_MAX + 1, -1), "zcopy-min-len" },
-		{ ADM_TUN(-1, -1, -1, 2), "metamap" },
+		{ ADM_TUN(-1, -1, -1, VHOST_METAMAP_MODE_BATCH + 1), "metamap" },
 		/* valid values beside an invalid one: none applied */
-		{ ADM_TUN(77, 1, 300, 2), "all but metamap valid" },
+		{ ADM_TUN(77, 1, 300, VHOST_METAMAP_MODE_BATCH + 1),
+		  "all but metamap valid" },
 		{ ADM_TUN(77, 1, 0, 0), "all but zcopy-min-len valid" },
 	};
 	struct vhost_dev_get_rsp *before, *after;
@@ -1183,7 +1186,7 @@ struct toggler {
 	int sets, errors;
 };
 
-/* Flip zerocopy and the direct map as fast as netlink goes. */
+/* Flip zerocopy and cycle the metadata mode as fast as netlink goes. */
 static void *toggle(void *arg)
 {
 	struct toggler *t = arg;
@@ -1194,7 +1197,7 @@ static void *toggle(void *arg)
 		return NULL;
 	}
 	for (int i = 0; !__atomic_load_n(&t->stop, __ATOMIC_ACQUIRE); i++) {
-		if (adm_set(ys, t->id, ADM_TUN(-1, i & 1, -1, (i >> 1) & 1)))
+		if (adm_set(ys, t->id, ADM_TUN(-1, i & 1, -1, (i >> 1) % 3)))
 			t->errors++;
 		t->sets++;
 		usleep(2000);

@@ -929,9 +929,13 @@ TEST_F_TIMEOUT(hostile, wrap_65536_chains_used_ring_readonly, 120)
 	       s0.fast, s1.fast, s2.fast, s0.batched, s1.batched, s2.batched,
 	       s0.fallback, s1.fallback, s2.remaps, s2.remap_failures);
 	if (variant->map) {
-		/* Nothing came through the map while it could not be built. */
+		/*
+		 * Nothing came through the map while it could not be built;
+		 * the read-ahead went through uaccess instead, and every
+		 * chain it served was one of this lap (wrap_expect()).
+		 */
 		EXPECT_EQ(s0.fast, s1.fast);
-		EXPECT_EQ(s0.batched, s1.batched);
+		EXPECT_LT(s0.uaccess_fills, s1.uaccess_fills);
 		EXPECT_EQ(1, s2.valid);
 		EXPECT_LT(s1.fast, s2.fast);
 	} else {

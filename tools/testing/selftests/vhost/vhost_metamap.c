@@ -50,15 +50,24 @@ FIXTURE(metamap) {
 };
 
 FIXTURE_VARIANT(metamap) {
-	bool map;
+	bool map;		/* mode is METAMAP_MAP */
+	int mode;		/* METAMAP_* */
 };
 
 FIXTURE_VARIANT_ADD(metamap, map_on) {
 	.map = true,
+	.mode = METAMAP_MAP,
 };
 
 FIXTURE_VARIANT_ADD(metamap, map_off) {
 	.map = false,
+	.mode = METAMAP_OFF,
+};
+
+/* The read-ahead through uaccess: no map, no notifier, the same results. */
+FIXTURE_VARIANT_ADD(metamap, batch) {
+	.map = false,
+	.mode = METAMAP_BATCH,
 };
 
 static int open_at(FIXTURE_DATA(metamap) *self, void *rings, unsigned int num)
@@ -87,8 +96,8 @@ FIXTURE_SETUP(metamap)
 	self->n.vhost_fd = self->n.tap_fd = self->n.sock_fd = -1;
 	if (access("/dev/vhost-net", R_OK | W_OK))
 		SKIP(return, "/dev/vhost-net: %s", strerror(errno));
-	self->old_default = metamap_set_default(variant->map);
-	if (self->old_default < 0 && variant->map)
+	self->old_default = metamap_set_default(variant->mode);
+	if (self->old_default < 0 && variant->mode != METAMAP_OFF)
 		SKIP(return, "no vhost_metamap module parameter");
 	self->alloc_len = vnet_rings_size(NUM);
 	self->alloc = vnet_map_anon(self->alloc_len);
@@ -125,7 +134,9 @@ static void stats(struct __test_metadata *_metadata,
 
 /*
  * With the map on, the fast path carried the traffic and at least inval
- * invalidations hit the queue; with it off, nothing went through a map.
+ * invalidations hit the queue; otherwise nothing went through a map, and
+ * in mode batch the read-ahead went through uaccess with no notifier to
+ * invalidate.
  */
 static void expect_map(struct __test_metadata *_metadata,
 		       FIXTURE_DATA(metamap) *self,
@@ -135,10 +146,10 @@ static void expect_map(struct __test_metadata *_metadata,
 	struct metamap_stats s;
 
 	stats(_metadata, self, q, &s);
-	TH_LOG("vq%d: enabled=%d fast=%lu fallback=%lu inval=%lu remaps=%lu failures=%lu sections=%lu batched=%lu",
-	       q, s.enabled, s.fast, s.fallback, s.invalidations, s.remaps,
-	       s.remap_failures, s.sections, s.batched);
-	EXPECT_EQ(variant->map, s.enabled);
+	TH_LOG("vq%d: mode=%d fast=%lu fallback=%lu inval=%lu remaps=%lu failures=%lu sections=%lu batched=%lu uaccess_fills=%lu",
+	       q, s.mode, s.fast, s.fallback, s.invalidations, s.remaps,
+	       s.remap_failures, s.sections, s.batched, s.uaccess_fills);
+	EXPECT_EQ(variant->mode, s.mode);
 	if (variant->map) {
 		EXPECT_LT(0, s.fast);
 		EXPECT_LE(1, s.remaps);
@@ -146,7 +157,13 @@ static void expect_map(struct __test_metadata *_metadata,
 	} else {
 		EXPECT_EQ(0, s.fast);
 		EXPECT_EQ(0, s.remaps);
+		EXPECT_EQ(0, s.invalidations);
+		EXPECT_EQ(0, s.sections);
 	}
+	if (variant->mode == METAMAP_BATCH)
+		EXPECT_LT(0, s.uaccess_fills);
+	if (variant->mode == METAMAP_OFF)
+		EXPECT_EQ(0, s.uaccess_fills);
 }
 
 /*
@@ -168,13 +185,19 @@ TEST_F(metamap, fast_path_counters)
 		stats(_metadata, self, q, &s);
 		EXPECT_EQ(0, s.remap_failures);
 		EXPECT_EQ(0, s.refused);
+		if (variant->mode != METAMAP_OFF)
+			EXPECT_LT(chains / 2, s.batched);
 		if (variant->map) {
 			EXPECT_LT(s.fallback * 100, s.fast);
-			EXPECT_LT(chains / 2, s.batched);
+			EXPECT_LE(s.uaccess_fills, s.fallback);
+		} else if (variant->mode == METAMAP_BATCH) {
+			/* a read-ahead serves several chains */
+			EXPECT_LT(s.uaccess_fills * 2, chains);
+			EXPECT_EQ(0, s.fallback);
 		} else {
 			EXPECT_EQ(0, s.fallback);
-			EXPECT_EQ(0, s.sections);
 			EXPECT_EQ(0, s.batched);
+			EXPECT_EQ(0, s.uaccess_fills);
 		}
 	}
 }
@@ -222,10 +245,13 @@ TEST_F(metamap, iotlb_no_fast_path)
 	traffic(_metadata, self, 500);
 	for (q = 0; q < 2; q++) {
 		stats(_metadata, self, q, &s);
-		EXPECT_EQ(variant->map, s.enabled);
+		EXPECT_EQ(variant->mode, s.mode);
 		EXPECT_EQ(0, s.valid);
 		EXPECT_EQ(0, s.fast);
 		EXPECT_EQ(0, s.remaps);
+		/* nor does the read-ahead read IOVAs as user addresses */
+		EXPECT_EQ(0, s.uaccess_fills);
+		EXPECT_EQ(0, s.batched);
 	}
 }
 
@@ -780,6 +806,8 @@ TEST_F(metamap, rings_straddle_pages)
 			EXPECT_EQ(0, s.fast);
 			EXPECT_EQ(0, s.remaps);
 			EXPECT_LT(0, s.fallback);
+			/* the read-ahead goes on through uaccess */
+			EXPECT_LT(0, s.uaccess_fills);
 		} else {
 			EXPECT_EQ(0, s.refused);
 		}

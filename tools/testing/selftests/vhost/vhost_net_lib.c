@@ -32,6 +32,7 @@
 
 #define PAGE_SZ 4096UL
 #define ALIGN_UP(x, a) (((x) + (a) - 1) & ~((size_t)(a) - 1))
+#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 #define MEM_TOP 0x7ffffffff000ULL	/* x86-64 TASK_SIZE_MAX */
 
 static const uint8_t drv_mac[ETH_ALEN] = { 0x02, 0x00, 0x00, 0x00, 0x00, 0x01 };
@@ -1159,31 +1160,56 @@ int vnet_metamap_stats(struct vnet *n, int qidx, struct metamap_stats *s)
 	r = fdinfo_get(n->vhost_fd, key, val, sizeof(val));
 	if (r)
 		return r;
-	s->refused = 0;		/* not reported before it was counted */
-	if (sscanf(val, "enabled=%d valid=%d fast=%" SCNu64 " fallback=%" SCNu64
+	if (sscanf(val, "mode=%d valid=%d fast=%" SCNu64 " fallback=%" SCNu64
 		   " invalidations=%" SCNu64 " remaps=%" SCNu64
 		   " remap_failures=%" SCNu64 " sections=%" SCNu64
-		   " batched=%" SCNu64 " refused=%" SCNu64,
-		   &s->enabled, &s->valid, &s->fast, &s->fallback,
+		   " batched=%" SCNu64 " refused=%" SCNu64
+		   " uaccess_fills=%" SCNu64,
+		   &s->mode, &s->valid, &s->fast, &s->fallback,
 		   &s->invalidations, &s->remaps, &s->remap_failures,
-		   &s->sections, &s->batched, &s->refused) < 9)
+		   &s->sections, &s->batched, &s->refused,
+		   &s->uaccess_fills) != 11)
 		return -EINVAL;
+	s->enabled = s->mode == METAMAP_MAP;
 	return 0;
 }
 
-int metamap_set_default(int on)
-{
-	const char *p = "/sys/module/vhost_metamap/parameters/enable";
-	char old = 0;
-	int fd = open(p, O_RDWR);
+static const char *const metamap_mode_names[] = {
+	[METAMAP_OFF] = "off", [METAMAP_MAP] = "map", [METAMAP_BATCH] = "batch",
+};
 
-	if (fd < 0)
+int metamap_mode_parse(const char *s)
+{
+	int m;
+
+	for (m = 0; m < (int)ARRAY_SIZE(metamap_mode_names); m++)
+		if (!strcmp(s, metamap_mode_names[m]))
+			return m;
+	return -1;
+}
+
+int metamap_get_default(void)
+{
+	char buf[16] = "";
+	FILE *f = fopen("/sys/module/vhost_metamap/parameters/mode", "r");
+	int ok;
+
+	if (!f)
 		return -1;
-	if (read(fd, &old, 1) != 1 ||
-	    pwrite(fd, on ? "Y" : "N", 1, 0) != 1)
-		old = 0;
-	close(fd);
-	return old == 'Y' ? 1 : old == 'N' ? 0 : -1;
+	ok = fscanf(f, "%15s", buf) == 1;
+	fclose(f);
+	return ok ? metamap_mode_parse(buf) : -1;
+}
+
+int metamap_set_default(int mode)
+{
+	int old = metamap_get_default();
+
+	if (old < 0 || mode < 0 || mode >= (int)ARRAY_SIZE(metamap_mode_names) ||
+	    write_str("/sys/module/vhost_metamap/parameters/mode",
+		      metamap_mode_names[mode]))
+		return -1;
+	return old;
 }
 
 static size_t vring_part_offsets(unsigned int num, size_t *avail, size_t *used)

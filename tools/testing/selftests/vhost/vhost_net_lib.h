@@ -171,15 +171,27 @@ int vnet_check_mix(struct vnet *n, int count, bool rx, uint32_t seq0,
 /* A vhost fd's device name (vhostN), from its fdinfo. */
 int vhost_fd_name(int fd, char *name, size_t len);
 /* Counters of the metadata direct map, from the vhost fd's fdinfo. */
+/* Metadata modes, as the uapi's enum vhost_metamap_mode numbers them. */
+enum { METAMAP_OFF, METAMAP_MAP, METAMAP_BATCH };
 struct metamap_stats {
-	int enabled, valid;
+	int mode;		/* METAMAP_* */
+	int enabled;		/* mode is METAMAP_MAP */
+	int valid;
 	uint64_t fast, fallback, invalidations, remaps, remap_failures;
 	uint64_t sections, batched;
 	uint64_t refused;	/* ring memory the map may not serve, seen */
+	uint64_t uaccess_fills;	/* read-aheads through uaccess */
 };
 int vnet_metamap_stats(struct vnet *n, int qidx, struct metamap_stats *s);
-/* Default for new devices (module parameter); returns the old one or -1. */
-int metamap_set_default(int on);
+/* A mode's number from its name (off, map, batch), or -1. */
+int metamap_mode_parse(const char *s);
+/*
+ * Default mode for new devices (the module parameter, METAMAP_*); returns
+ * the old one or -1.
+ */
+int metamap_set_default(int mode);
+/* The default mode for new devices, METAMAP_*, or -1. */
+int metamap_get_default(void);
 
 /* Standard ring layout of both queues in caller memory of vnet_rings_size. */
 size_t vnet_rings_size(unsigned int num);

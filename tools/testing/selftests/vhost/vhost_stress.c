@@ -1553,7 +1553,7 @@ static int admin_main(void)
 						  below(&r, 4096);
 			if (chance(&r, 2) || (t.busypoll_us < 0 && t.zerocopy < 0 &&
 					      t.zcopy_min_len < 0))
-				t.metamap = below(&r, 2);
+				t.metamap = below(&r, 3);	/* off, map, batch */
 			ret = adm_set(ys, id, t);
 			if (ret && !gone(ret))
 				failf(slot, R_ADMIN, "dev-set %u: %s", id, strerror(-ret));

@@ -119,7 +119,9 @@ def fail(msgs):
 
 # The text of "dev show": the keyword that sets admin-busypoll-us, on/off
 TEXT_KEY = {'admin-busypoll-us': 'busypoll-us'}
-ON_OFF = ('zerocopy', 'metamap')
+ON_OFF = ('zerocopy',)
+# The metadata mode: by name in JSON and text, by number in sysfs
+METAMAP_NUM = {'off': '0', 'map': '1', 'batch': '2'}
 
 def dev_text_value(k, v):
     if k in ON_OFF:
@@ -155,7 +157,12 @@ def cmd_sysfs_dev(json_path, dump_path):
         if k in ('id', 'name'):
             continue
         f = k.replace('-', '_')
-        want = '0x%016x' % v if k == 'features' else str(v)
+        if k == 'features':
+            want = '0x%016x' % v
+        elif k == 'metamap':
+            want = METAMAP_NUM.get(v, 'unknown mode %r' % v)
+        else:
+            want = str(v)
         if sysfs.get(f) != want:
             msgs.append('%s: netlink %s, sysfs %s %r' % (k, want, f, sysfs.get(f)))
     for f in ('type', 'owner_pid', 'backend_ifindex', 'backend_ifname',
@@ -595,6 +602,8 @@ t_set_by_tap_name() {
 t_set_by_id() {
 	vc set "${dev#vhost}" metamap off || return 1
 	[ "$(sysv "$dev/metamap")" = 0 ] || { echo "metamap not 0"; return 1; }
+	vc set dev "${dev#vhost}" metamap batch || return 1
+	[ "$(sysv "$dev/metamap")" = 2 ] || { echo "metamap not 2"; return 1; }
 	vc set dev "${dev#vhost}" metamap on || return 1
 	[ "$(sysv "$dev/metamap")" = 1 ] || { echo "metamap not 1"; return 1; }
 }
@@ -774,7 +783,9 @@ t_err_device_missing() {
 }
 
 t_err_on_off() {
-	expect_error 2 '^Invalid "metamap" value "yes", expected "on" or "off"$' \
+	expect_error 2 '^Invalid "zerocopy" value "yes", expected "on" or "off"$' \
+		vc set dev "$dev" zerocopy yes &&
+	expect_error 2 '^Invalid "metamap" value "yes", expected "off", "batch" or "map"$' \
 		vc set dev "$dev" metamap yes
 }
 
