@@ -60,7 +60,12 @@
  *   vhost_net_pps [-T tx|rx|rr] [-s bytes] [-n ring] [-r rounds] [-t secs]
  *                 [-w warm-up secs] [-k metamap|zerocopy|busypoll|none]
  *                 [-v A,B[,C]] [-C vhostctl] [-x xdp.o] [-b] [-M ID] [-P]
+ *                 [-p usecs]
  *   vhost_net_pps -m ID
+ *
+ * -p: the owner's busy-poll time on both queues
+ * (VHOST_SET_VRING_BUSYLOOP_TIMEOUT, which every kernel has): the worker
+ * polls the socket and the ring instead of sleeping between packets.
  *
  * The default for -C is $VHOSTCTL, else the work tree's vhostctl, else the
  * one in $PATH.  Defaults: TX of 64-byte frames, ring 1024, 5 rounds of 2 s,
@@ -84,6 +89,7 @@
 #include <dirent.h>
 #include <linux/if_ether.h>
 #include <linux/if_packet.h>
+#include <linux/vhost.h>
 #include <net/if.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
@@ -117,6 +123,7 @@ static struct {
 	const char *ctl;
 	const char *xdp;
 	bool bridge;
+	unsigned int busyloop_us;	/* -p */
 	unsigned long mark_id;
 	bool pin;
 } cfg = {
@@ -733,7 +740,7 @@ static void setup(void)
 {
 	struct vnet_opts o = { .ring_num = cfg.ring, .event_idx = true };
 	char cmd[512];
-	int r;
+	int r, i;
 
 	if (cfg.len > 1514)
 		o.buf_size = (sizeof(struct virtio_net_hdr_v1) + cfg.len + 4095) &
@@ -745,6 +752,13 @@ static void setup(void)
 	worker_tid = find_worker();
 	if (!worker_tid)
 		fprintf(stderr, "vhost_net_pps: no vhost worker thread found\n");
+	for (i = 0; cfg.busyloop_us && i < 2; i++) {
+		struct vhost_vring_state bl = { .index = i,
+						.num = cfg.busyloop_us };
+
+		if (ioctl(n.vhost_fd, VHOST_SET_VRING_BUSYLOOP_TIMEOUT, &bl))
+			die("VHOST_SET_VRING_BUSYLOOP_TIMEOUT", errno);
+	}
 	if (cfg.pin && sysconf(_SC_NPROCESSORS_ONLN) >= 2) {
 		pin(0, 0);
 		if (worker_tid)
@@ -838,6 +852,7 @@ static void usage(const char *argv0)
 		"          [-w warm-up secs] [-k metamap|zerocopy|busypoll|none]\n"
 		"          [-v A,B[,C]] [-C vhostctl] [-x xdp.o] [-b (bridge to a dummy)]\n"
 		"          [-M first marker id] [-P (no pinning)]\n"
+		"          [-p busy-poll usecs (the owner's, both queues)]\n"
 		"       %s -m ID (call marker ID)\n", argv0, argv0);
 	exit(2);
 }
@@ -851,7 +866,7 @@ int main(int argc, char **argv)
 	char *v;
 
 	cfg.ctl = default_ctl();
-	while ((opt = getopt(argc, argv, "T:s:n:r:t:w:k:v:C:x:bM:m:P")) != -1) {
+	while ((opt = getopt(argc, argv, "T:s:n:r:t:w:k:v:C:x:bM:m:Pp:")) != -1) {
 		switch (opt) {
 		case 'T':
 			for (i = 0; i < 3 && strcmp(optarg, test_name[i]); i++)
@@ -888,6 +903,9 @@ int main(int argc, char **argv)
 			if (v)
 				usage(argv[0]);
 			vals_given = true;
+			break;
+		case 'p':
+			cfg.busyloop_us = atoi(optarg);
 			break;
 		case 'b':
 			cfg.bridge = true;
