@@ -661,14 +661,13 @@ static void vhost_metamap_section_end(struct vhost_metamap *map, bool done)
 					   &map->stats.fallback);
 }
 
-bool vhost_metamap_put16(struct vhost_virtqueue *vq, void __user *uaddr,
-			 __virtio16 val)
+bool __vhost_metamap_put16(struct vhost_virtqueue *vq, void __user *uaddr,
+			   __virtio16 val)
 {
 	struct vhost_metamap *map = &vq->metamap;
 	__virtio16 *k;
 
-	if (map->mode != VHOST_METAMAP_MODE_MAP ||
-	    !vhost_metamap_section(vq, false))
+	if (!vhost_metamap_section(vq, false))
 		return false;
 	k = vhost_metamap_kaddr(map, VHOST_METAMAP_USED, (unsigned long)uaddr,
 				sizeof(val));
@@ -677,17 +676,16 @@ bool vhost_metamap_put16(struct vhost_virtqueue *vq, void __user *uaddr,
 	vhost_metamap_section_end(map, k);
 	return k;
 }
-EXPORT_SYMBOL_GPL(vhost_metamap_put16);
+EXPORT_SYMBOL_GPL(__vhost_metamap_put16);
 
-bool vhost_metamap_get_desc(struct vhost_virtqueue *vq, struct vring_desc *d,
-			    const struct vring_desc __user *uaddr)
+bool __vhost_metamap_get_desc(struct vhost_virtqueue *vq, struct vring_desc *d,
+			      const struct vring_desc __user *uaddr)
 {
 	struct vhost_metamap *map = &vq->metamap;
 	const struct vring_desc *k;
 	bool done;
 
-	if (map->mode != VHOST_METAMAP_MODE_MAP ||
-	    !vhost_metamap_section(vq, false))
+	if (!vhost_metamap_section(vq, false))
 		return false;
 	k = vhost_metamap_kaddr(map, VHOST_METAMAP_DESC, (unsigned long)uaddr,
 				sizeof(*d));
@@ -696,7 +694,7 @@ bool vhost_metamap_get_desc(struct vhost_virtqueue *vq, struct vring_desc *d,
 	vhost_metamap_report_poison(map);
 	return done;
 }
-EXPORT_SYMBOL_GPL(vhost_metamap_get_desc);
+EXPORT_SYMBOL_GPL(__vhost_metamap_get_desc);
 
 /* Remember which ring a new read-ahead from avail index idx comes from. */
 static void vhost_metamap_batch_start(struct vhost_virtqueue *vq, u16 idx)
@@ -742,7 +740,7 @@ static unsigned int vhost_metamap_fill(struct vhost_virtqueue *vq, u16 idx)
 	struct vhost_metamap_batch *b = &map->batch;
 	unsigned int num = map->num, n, k, run, slot, i, reads;
 	const struct vring_desc *d;
-	const __virtio16 *h;
+	const __virtio16 *hp;
 
 	lockdep_assert_held(&map->lock);
 	vhost_metamap_batch_start(vq, idx);
@@ -751,13 +749,13 @@ static unsigned int vhost_metamap_fill(struct vhost_virtqueue *vq, u16 idx)
 	for (k = 0; k < n; k += run) {
 		slot = (u16)(idx + k) & (num - 1);
 		uaddr = ar->uaddr + offsetof(struct vring_avail, ring) +
-			slot * sizeof(*h);
+			slot * sizeof(*hp);
 		run = min3(n - k, num - slot, (unsigned int)
-			   (PAGE_SIZE - offset_in_page(uaddr)) / sizeof(*h));
-		h = vhost_metamap_kaddr(map, VHOST_METAMAP_AVAIL, uaddr,
-					run * sizeof(*h));
-		if (!h || !vhost_metamap_read(map, &b->head[k], h,
-					      run * sizeof(*h)))
+			   (PAGE_SIZE - offset_in_page(uaddr)) / sizeof(*hp));
+		hp = vhost_metamap_kaddr(map, VHOST_METAMAP_AVAIL, uaddr,
+					 run * sizeof(*hp));
+		if (!hp || !vhost_metamap_read(map, &b->head[k], hp,
+					       run * sizeof(*hp)))
 			break;
 	}
 	n = k;
@@ -920,15 +918,13 @@ static bool vhost_metamap_batched(struct vhost_virtqueue *vq, u16 k)
  * head read through the per-access path is never followed by an entry
  * read ahead before it, in this lap or 65536 chains ago.
  */
-bool vhost_metamap_get_head(struct vhost_virtqueue *vq, u16 idx,
-			    __virtio16 *head)
+bool __vhost_metamap_get_head(struct vhost_virtqueue *vq, u16 idx,
+			      __virtio16 *head)
 {
 	struct vhost_metamap *map = &vq->metamap;
 	struct vhost_metamap_batch *b = &map->batch;
 	u16 k = idx - b->idx;
 
-	if (map->mode == VHOST_METAMAP_MODE_OFF)
-		return false;
 	if (vhost_metamap_batched(vq, k)) {
 		*head = b->head[array_index_nospec(k, b->n)];
 		return true;
@@ -949,39 +945,17 @@ bool vhost_metamap_get_head(struct vhost_virtqueue *vq, u16 idx,
 	*head = b->head[0];
 	return true;
 }
-EXPORT_SYMBOL_GPL(vhost_metamap_get_head);
-
-/*
- * The chain at vq->last_avail_idx if it is in the batch whole (one
- * descriptor, neither NEXT nor INDIRECT): its head, with d pointing at the
- * descriptor, or -1.  vhost_get_vq_desc() then needs no ring access.
- */
-int vhost_metamap_next(struct vhost_virtqueue *vq, const struct vring_desc **d)
-{
-	struct vhost_metamap *map = &vq->metamap;
-	const struct vhost_metamap_batch *b = &map->batch;
-	u16 k = vq->last_avail_idx - b->idx;
-
-	if (!vhost_metamap_batched(vq, k))
-		return -1;
-	k = array_index_nospec(k, b->n);
-	if (b->didx[k] == VHOST_METAMAP_NO_DESC)
-		return -1;
-	vhost_metamap_stat_inc(map, &map->stats.batched);
-	*d = &b->desc[k];
-	return b->didx[k];
-}
-EXPORT_SYMBOL_GPL(vhost_metamap_next);
+EXPORT_SYMBOL_GPL(__vhost_metamap_get_head);
 
 /*
  * Write count used entries from u on, as copy_to_user() would: one copy per
  * page the entries span (an 8-byte entry, 4-byte aligned, may straddle two).
  * The guest reads none of them before the used idx that follows.
  */
-bool vhost_metamap_put_used(struct vhost_virtqueue *vq,
-			    const struct vring_used_elem *heads,
-			    struct vring_used_elem __user *u,
-			    unsigned int count)
+bool __vhost_metamap_put_used(struct vhost_virtqueue *vq,
+			      const struct vring_used_elem *heads,
+			      struct vring_used_elem __user *u,
+			      unsigned int count)
 {
 	struct vhost_metamap *map = &vq->metamap;
 	unsigned long uaddr = (unsigned long)u;
@@ -990,8 +964,7 @@ bool vhost_metamap_put_used(struct vhost_virtqueue *vq,
 	size_t chunk;
 	void *k;
 
-	if (map->mode != VHOST_METAMAP_MODE_MAP ||
-	    !vhost_metamap_section(vq, true))
+	if (!vhost_metamap_section(vq, true))
 		return false;
 	for (; left; left -= chunk, uaddr += chunk, src += chunk) {
 		chunk = min_t(size_t, left, PAGE_SIZE - offset_in_page(uaddr));
@@ -1004,7 +977,7 @@ bool vhost_metamap_put_used(struct vhost_virtqueue *vq,
 	vhost_metamap_section_end(map, !left);
 	return !left;
 }
-EXPORT_SYMBOL_GPL(vhost_metamap_put_used);
+EXPORT_SYMBOL_GPL(__vhost_metamap_put_used);
 
 /**
  * vhost_metamap_read_stats - copy a queue's direct map counters

@@ -157,29 +157,21 @@ void vhost_metamap_config_changed(struct vhost_virtqueue *vq);
 void vhost_metamap_drop_batch(struct vhost_virtqueue *vq);
 void vhost_metamap_set_mode(struct vhost_virtqueue *vq, u8 mode);
 
+bool __vhost_metamap_put16(struct vhost_virtqueue *vq, void __user *uaddr,
+			   __virtio16 val);
+bool __vhost_metamap_get_desc(struct vhost_virtqueue *vq, struct vring_desc *d,
+			      const struct vring_desc __user *uaddr);
+bool __vhost_metamap_get_head(struct vhost_virtqueue *vq, u16 idx,
+			      __virtio16 *head);
+bool __vhost_metamap_put_used(struct vhost_virtqueue *vq,
+			      const struct vring_used_elem *heads,
+			      struct vring_used_elem __user *uaddr,
+			      unsigned int count);
+
 /*
- * The accessors: each answers true when it did the access (through the
- * map, or for vhost_metamap_get_head() through the read-ahead, which may
- * use uaccess), false when the caller must use uaccess.  vq->mutex held.
- * The 16-bit store and the descriptor accessor never sleep;
- * vhost_metamap_get_head() and vhost_metamap_put_used() may sleep to
- * rebuild an invalid map or fault ring pages in.  The
- * 16-bit loads (indices, flags, event words) stay with uaccess: a single
- * load that cannot tear, and machine-check safe, which no kernel load
- * through the map can be both of.
+ * The accessors vhost.c calls are the inline wrappers of these in
+ * metamap_access.h, which check the queue's mode first.
  */
-bool vhost_metamap_put16(struct vhost_virtqueue *vq, void __user *uaddr,
-			 __virtio16 val);
-bool vhost_metamap_get_desc(struct vhost_virtqueue *vq, struct vring_desc *d,
-			    const struct vring_desc __user *uaddr);
-bool vhost_metamap_get_head(struct vhost_virtqueue *vq, u16 idx,
-			    __virtio16 *head);
-bool vhost_metamap_put_used(struct vhost_virtqueue *vq,
-			    const struct vring_used_elem *heads,
-			    struct vring_used_elem __user *uaddr,
-			    unsigned int count);
-int vhost_metamap_next(struct vhost_virtqueue *vq,
-		       const struct vring_desc **d);
 void vhost_metamap_read_stats(struct vhost_virtqueue *vq,
 			      struct vhost_metamap_counts *c);
 void vhost_metamap_show_fdinfo(struct seq_file *m, struct vhost_virtqueue *vq,
@@ -194,39 +186,6 @@ static inline void vhost_metamap_config_changed(struct vhost_virtqueue *vq) {}
 static inline void vhost_metamap_drop_batch(struct vhost_virtqueue *vq) {}
 static inline void vhost_metamap_set_mode(struct vhost_virtqueue *vq,
 					  u8 mode) {}
-
-static inline bool vhost_metamap_put16(struct vhost_virtqueue *vq,
-				       void __user *uaddr, __virtio16 val)
-{
-	return false;
-}
-
-static inline bool vhost_metamap_get_desc(struct vhost_virtqueue *vq,
-					  struct vring_desc *d,
-					  const struct vring_desc __user *uaddr)
-{
-	return false;
-}
-
-static inline bool vhost_metamap_get_head(struct vhost_virtqueue *vq, u16 idx,
-					  __virtio16 *head)
-{
-	return false;
-}
-
-static inline bool vhost_metamap_put_used(struct vhost_virtqueue *vq,
-					  const struct vring_used_elem *heads,
-					  struct vring_used_elem __user *uaddr,
-					  unsigned int count)
-{
-	return false;
-}
-
-static inline int vhost_metamap_next(struct vhost_virtqueue *vq,
-				     const struct vring_desc **d)
-{
-	return -1;
-}
 
 static inline void vhost_metamap_read_stats(struct vhost_virtqueue *vq,
 					    struct vhost_metamap_counts *c)

@@ -34,6 +34,7 @@
  *   sample test=tx size=64 knob=metamap mode=map round=0 secs=2.0001
  *          pkts=... pps=... worker_ns=... cpu_ns_per_pkt=... drv_ns=...
  *          mark_a=... mark_b=... drv_kicks=... drv_calls=...
+ *          worker_sleeps=... drv_sleeps=... (voluntary context switches)
  *          kicks=... calls=... tx_packets=... rx_packets=... mm_fast=...
  *          mm_fallback=... mm_fills=... zc_sent=... zc_copied=...
  *          zc_stalls=... zc_backoff=... bp_loops=... bp_found=...
@@ -225,6 +226,7 @@ static const char *const stat_key[S_N] = {
 struct snap {
 	double t;
 	uint64_t worker_ns, drv_ns, pkts, kicks, calls;
+	uint64_t worker_sleeps, drv_sleeps;	/* voluntary context switches */
 	unsigned long mark;
 	uint64_t st[S_N];
 };
@@ -281,6 +283,28 @@ static unsigned long mark(void)
 	return id;
 }
 
+/*
+ * Voluntary context switches of a thread of this process (0: the calling
+ * thread): how often it went to sleep, e.g. the worker waiting for work.
+ */
+static uint64_t thread_sleeps(pid_t tid)
+{
+	char path[64], line[128];
+	uint64_t v = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/self/task/%d/status",
+		 tid ? tid : (int)syscall(SYS_gettid));
+	f = fopen(path, "r");
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "voluntary_ctxt_switches: %" SCNu64, &v) == 1)
+			break;
+	fclose(f);
+	return v;
+}
+
 /* The start of a measurement: marker, then counters; the end: reversed. */
 static void take(struct snap *s, bool start)
 {
@@ -292,6 +316,8 @@ static void take(struct snap *s, bool start)
 	s->calls = n.vq[VNET_TX].calls + n.vq[VNET_RX].calls;
 	s->worker_ns = thread_cpu_ns(worker_tid);
 	s->drv_ns = thread_cpu_ns(0);
+	s->worker_sleeps = worker_tid ? thread_sleeps(worker_tid) : 0;
+	s->drv_sleeps = thread_sleeps(0);
 	s->t = now();
 	if (!start)
 		s->mark = mark();
@@ -764,11 +790,13 @@ static void print_sample(int mode, int round, const struct snap *a,
 	printf("sample test=%s size=%zu knob=%s mode=%s round=%d secs=%.4f "
 	       "pkts=%" PRIu64 " pps=%.1f worker_ns=%.0f cpu_ns_per_pkt=%.1f "
 	       "drv_ns=%" PRIu64 " mark_a=%lu mark_b=%lu drv_kicks=%" PRIu64
-	       " drv_calls=%" PRIu64,
+	       " drv_calls=%" PRIu64 " worker_sleeps=%" PRIu64
+	       " drv_sleeps=%" PRIu64,
 	       test_name[cfg.test], cfg.len, cfg.knob, cfg.val[mode], round,
 	       secs, pk, pk / secs, wns, pk ? wns / pk : 0,
 	       b->drv_ns - a->drv_ns, a->mark, b->mark, b->kicks - a->kicks,
-	       b->calls - a->calls);
+	       b->calls - a->calls, b->worker_sleeps - a->worker_sleeps,
+	       b->drv_sleeps - a->drv_sleeps);
 	for (i = 0; i < S_N; i++)
 		printf(" %s=%" PRIu64, stat_key[i], b->st[i] - a->st[i]);
 	if (cfg.test == T_RR)
