@@ -738,9 +738,10 @@ static unsigned int vhost_metamap_fill(struct vhost_virtqueue *vq, u16 idx)
 	__virtio16 whole = cpu_to_vhost16(vq, VRING_DESC_F_NEXT |
 					      VRING_DESC_F_INDIRECT);
 	struct vhost_metamap_batch *b = &map->batch;
-	unsigned int num = map->num, n, k, run, slot, i, reads;
+	unsigned int num = map->num, n, k, run, slot, i, h, pos, room, reads;
 	const struct vring_desc *d;
 	const __virtio16 *hp;
+	bool down;
 
 	lockdep_assert_held(&map->lock);
 	vhost_metamap_batch_start(vq, idx);
@@ -761,22 +762,47 @@ static unsigned int vhost_metamap_fill(struct vhost_virtqueue *vq, u16 idx)
 	n = k;
 	reads = n;
 	/*
-	 * Their descriptors.  The table is aligned (arming refuses it
-	 * otherwise), so a descriptor never crosses a page, and i < num
-	 * keeps it inside the pages kaddr[] covers.
+	 * Their descriptors, one copy per run of heads that name consecutive
+	 * descriptors of one page, up or down: a driver that recycles its
+	 * buffers through a free list (Linux's virtio_ring, LIFO) publishes
+	 * descending runs, an in-order one ascending runs.  The table is
+	 * aligned (arming refuses it otherwise), so a descriptor never
+	 * crosses a page; i < num keeps it inside the pages kaddr[] covers,
+	 * and the run is clamped to i's page, so that a mispredicted check
+	 * cannot take the copy off it.
 	 */
-	for (k = 0; k < n && map->valid; k++) {
+	for (k = 0; k < n && map->valid; k += run) {
+		run = 1;
 		b->didx[k] = VHOST_METAMAP_NO_DESC;
 		i = vhost16_to_cpu(vq, b->head[k]);
 		if (unlikely(i >= num))
 			continue;	/* vhost_get_vq_desc() says what is wrong */
 		off = doff + array_index_nospec(i, num) * sizeof(*d);
+		pos = offset_in_page(off) / sizeof(*d);
+		room = PAGE_SIZE / sizeof(*d) - pos;	/* i and after it */
+		while (k + run < n && run < room && i + run < num &&
+		       vhost16_to_cpu(vq, b->head[k + run]) == i + run)
+			run++;
+		down = run == 1;
+		if (down) {
+			room = pos + 1;			/* i and before it */
+			while (k + run < n && run < room && run <= i &&
+			       vhost16_to_cpu(vq, b->head[k + run]) == i - run)
+				run++;
+		}
+		run = array_index_nospec(run - 1, room) + 1;
+		if (down)
+			off -= (run - 1) * sizeof(*d);
 		d = dr->kaddr[off >> PAGE_SHIFT] + offset_in_page(off);
-		if (!vhost_metamap_read(map, &b->desc[k], d, sizeof(*d)))
+		if (!vhost_metamap_read(map, &b->desc[k], d, run * sizeof(*d)))
 			break;
-		reads++;
-		if (!(b->desc[k].flags & whole))
-			b->didx[k] = i;
+		reads += run;
+		for (h = 0; down && h < run / 2; h++)
+			swap(b->desc[k + h], b->desc[k + run - 1 - h]);
+		for (h = 0; h < run; h++)
+			b->didx[k + h] = b->desc[k + h].flags & whole ?
+					 VHOST_METAMAP_NO_DESC :
+					 (down ? i - h : i + h);
 	}
 	/* A poisoned descriptor: keep only what was read before it. */
 	b->n = map->valid ? n : 0;
