@@ -915,7 +915,8 @@ static unsigned int vhost_metamap_fill_user(struct vhost_virtqueue *vq,
 	if (n)
 		n = vhost_metamap_user_descs(vq, n);
 	map->batch.n = n;
-	vhost_metamap_stat_inc(map, &map->stats.uaccess_fills);
+	if (n)		/* one that faulted before reading anything is none */
+		vhost_metamap_stat_inc(map, &map->stats.uaccess_fills);
 	return n;
 }
 

@@ -255,6 +255,35 @@ TEST_F(metamap, iotlb_no_fast_path)
 	}
 }
 
+/*
+ * The TX descriptor table alone unmapped under a pending kick: the avail
+ * index and entry are readable, the descriptor is not, and vhost reports
+ * it.  A read-ahead that read nothing (the fault hit its first
+ * descriptor) is not counted as one.
+ */
+TEST_F(metamap, unreadable_desc_table)
+{
+	struct pollfd p = { .fd = self->n.vq[VNET_TX].err_fd, .events = POLLIN };
+	size_t tx = vnet_rings_size(NUM) / 2;
+	struct metamap_stats s0, s1;
+	uint8_t frame[100];
+
+	traffic(_metadata, self, 100);
+	stats(_metadata, self, VNET_TX, &s0);
+	frame_fill(frame, sizeof(frame), NULL, 1);
+	ASSERT_EQ(0, vnet_tx_add(&self->n, NULL, frame, sizeof(frame)));
+	vq_publish(&self->n.vq[VNET_TX]);
+	ASSERT_EQ(0, munmap((char *)self->rings + tx, vring_desc_size(NUM)));
+	vq_notify(&self->n.vq[VNET_TX]);
+	ASSERT_EQ(1, poll(&p, 1, 5000)) TH_LOG("no error from vhost");
+	EXPECT_LE(1, vq_error_count(&self->n.vq[VNET_TX]));
+	stats(_metadata, self, VNET_TX, &s1);
+	TH_LOG("uaccess_fills %lu -> %lu, batched %lu -> %lu", s0.uaccess_fills,
+	       s1.uaccess_fills, s0.batched, s1.batched);
+	EXPECT_EQ(s0.uaccess_fills, s1.uaccess_fills);
+	EXPECT_EQ(s0.batched, s1.batched);
+}
+
 /* Unmap the TX rings under a pending kick: vhost reports an error. */
 TEST_F(metamap, munmap_tx_ring)
 {
