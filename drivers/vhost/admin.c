@@ -78,6 +78,7 @@ static const char * const vhost_admin_stat_names[VHOST_A_STATS_MAX + 1] = {
 	[VHOST_A_STATS_ZCOPY_FALLBACK] = "zcopy_fallback",
 	[VHOST_A_STATS_ZCOPY_BACKOFF] = "zcopy_backoff",
 	[VHOST_A_STATS_METAMAP_UACCESS_FILLS] = "metamap_uaccess_fills",
+	[VHOST_A_STATS_USED_ENTRIES] = "used_entries",
 };
 
 /* ---- registry ---------------------------------------------------------- */
@@ -244,6 +245,8 @@ void vhost_admin_queue_stats(struct vhost_dev *dev, unsigned int index,
 				  VHOST_A_STATS_RX_BYTES, bytes);
 	vhost_admin_stat(st, VHOST_A_STATS_KICKS, atomic64_read(&s->kicks));
 	vhost_admin_stat(st, VHOST_A_STATS_CALLS, atomic64_read(&s->calls));
+	vhost_admin_stat(st, VHOST_A_STATS_USED_ENTRIES,
+			 atomic64_read(&s->used_entries));
 	vhost_admin_stat(st, VHOST_A_STATS_BUSYPOLL_LOOPS, loops);
 	vhost_admin_stat(st, VHOST_A_STATS_BUSYPOLL_NS, ns);
 	vhost_admin_stat(st, VHOST_A_STATS_BUSYPOLL_FOUND, found);

@@ -49,12 +49,13 @@ struct vhost_virtqueue;
  * @syncp: for 32-bit readers
  * @kicks: guest kicks seen by the kick eventfd's wakeup
  * @calls: guest notifications signalled
+ * @used_entries: used ring entries written
  *
  * The u64_stats_t fields have a single writer: the holder of the queue's
  * vq->mutex (u64_stats rules; the writers in admin_stats.h assert it).  @kicks is
- * written by the eventfd wakeup, in the kicker's context, and @calls by
- * vhost_signal(), which some devices (vhost-scsi) call after dropping
- * vq->mutex: both are atomic.  Readers never lock.
+ * written by the eventfd wakeup, in the kicker's context, @calls by
+ * vhost_signal() and @used_entries by the used ring writers, which some
+ * devices (vhost-scsi) call after dropping vq->mutex: all are atomic.  Readers never lock.
  */
 struct vhost_vq_stats {
 	u64_stats_t packets;
@@ -72,6 +73,7 @@ struct vhost_vq_stats {
 	struct u64_stats_sync syncp;
 	atomic64_t kicks;
 	atomic64_t calls;
+	atomic64_t used_entries;
 };
 
 /**

@@ -723,6 +723,85 @@ static unsigned int vhost_metamap_batch_len(struct vhost_virtqueue *vq,
 }
 
 /*
+ * Whether the read-ahead counts the heads instead of reading them: in
+ * order (VIRTIO_F_IN_ORDER) the driver makes descriptors available in ring
+ * order, so the chains from vq->last_avail_idx on start at
+ * vq->next_avail_head and follow each other in the table, once a head read
+ * from the avail ring has said where they are.
+ */
+static bool vhost_metamap_in_order(struct vhost_virtqueue *vq)
+{
+	return vq->next_avail_head_known &&
+	       vhost_has_feature(vq, VIRTIO_F_IN_ORDER);
+}
+
+/*
+ * In order: entries k..k+run-1 of the batch hold the descriptors from
+ * table index i on; each is the head of a chain.  Returns how many the
+ * batch keeps: up to the first chain of more than one descriptor, whose
+ * length only the walk of vhost_get_vq_desc() finds, and which ends the
+ * batch.
+ */
+static unsigned int vhost_metamap_in_order_run(struct vhost_virtqueue *vq,
+					       unsigned int k,
+					       unsigned int run,
+					       unsigned int i)
+{
+	struct vhost_metamap_batch *b = &vq->metamap.batch;
+	__virtio16 next = cpu_to_vhost16(vq, VRING_DESC_F_NEXT);
+	__virtio16 whole = cpu_to_vhost16(vq, VRING_DESC_F_NEXT |
+					      VRING_DESC_F_INDIRECT);
+	unsigned int h, d;
+
+	for (h = 0; h < run; h++) {
+		d = (i + h) & (b->num - 1);
+		b->head[k + h] = cpu_to_vhost16(vq, d);
+		b->didx[k + h] = b->desc[k + h].flags & whole ?
+				 VHOST_METAMAP_NO_DESC : d;
+		if (b->desc[k + h].flags & next)
+			return h + 1;
+	}
+	return run;
+}
+
+/*
+ * Inside a section, in order: the descriptors from vq->next_avail_head on,
+ * one copy per run up to a page boundary or the wrap, without reading the
+ * avail ring.  n chains have at least n descriptors, so none is read
+ * beyond what the driver published.  Returns the number of heads kept.
+ */
+static unsigned int vhost_metamap_fill_in_order(struct vhost_virtqueue *vq,
+						unsigned int n)
+{
+	struct vhost_metamap *map = &vq->metamap;
+	const struct vhost_metamap_range *dr = &map->range[VHOST_METAMAP_DESC];
+	unsigned long doff = offset_in_page(dr->uaddr), off;
+	struct vhost_metamap_batch *b = &map->batch;
+	unsigned int num = map->num, k = 0, run, kept, i, reads = 0;
+	const struct vring_desc *d;
+
+	i = vq->next_avail_head & (num - 1);
+	while (k < n) {
+		off = doff + i * sizeof(*d);
+		run = min3(n - k, num - i, (unsigned int)
+			   (PAGE_SIZE - offset_in_page(off)) / sizeof(*d));
+		d = dr->kaddr[off >> PAGE_SHIFT] + offset_in_page(off);
+		if (!vhost_metamap_read(map, &b->desc[k], d, run * sizeof(*d)))
+			break;
+		reads += run;
+		kept = vhost_metamap_in_order_run(vq, k, run, i);
+		k += kept;
+		if (kept < run)
+			break;
+		i = (i + run) & (num - 1);
+	}
+	/* A poisoned descriptor: keep nothing. */
+	b->n = map->valid ? k : 0;
+	vhost_metamap_stat_add(map, &map->stats.fast, reads);
+	return b->n;
+}
+
+/*
  * Inside a section: read the heads the driver has published from avail
  * index idx on, and the descriptor of each head that is a whole chain, so
  * that the next chains need no section.  Every index is bounded by
@@ -746,6 +825,8 @@ static unsigned int vhost_metamap_fill(struct vhost_virtqueue *vq, u16 idx)
 	lockdep_assert_held(&map->lock);
 	vhost_metamap_batch_start(vq, idx);
 	n = vhost_metamap_batch_len(vq, idx, num);
+	if (vhost_metamap_in_order(vq))
+		return vhost_metamap_fill_in_order(vq, n);
 	/* The heads: one copy per run up to a page boundary or the wrap. */
 	for (k = 0; k < n; k += run) {
 		slot = (u16)(idx + k) & (num - 1);
@@ -896,8 +977,8 @@ fault:
 /*
  * The read-ahead through uaccess: the heads and descriptors
  * vhost_metamap_fill() reads through the map, in one uaccess section for
- * the heads and one for their descriptors instead of one per access.  A
- * fault ends it: what was read before stays, and the access that faulted
+ * the heads (none in order: they are counted) and one for their
+ * descriptors instead of one per access.  A fault ends it: what was read before stays, and the access that faulted
  * is made again by the per-access path, which reports it.  The ring
  * passed access_ok() when it was set (vq_access_ok()) and every entry read
  * lies inside it.  Returns the number of heads read.
@@ -906,14 +987,24 @@ static unsigned int vhost_metamap_fill_user(struct vhost_virtqueue *vq,
 					    u16 idx)
 {
 	struct vhost_metamap *map = &vq->metamap;
-	unsigned int n;
+	struct vhost_metamap_batch *b = &map->batch;
+	unsigned int n, k;
 
 	might_fault();
 	vhost_metamap_batch_start(vq, idx);
 	n = vhost_metamap_batch_len(vq, idx, vq->num);
-	n = vhost_metamap_user_heads(vq, idx, n);
-	if (n)
+	if (vhost_metamap_in_order(vq)) {
+		/* The heads counted, their descriptors read as any. */
+		for (k = 0; k < n; k++)
+			b->head[k] = cpu_to_vhost16(vq, (vq->next_avail_head + k) &
+						    (vq->num - 1));
 		n = vhost_metamap_user_descs(vq, n);
+		n = vhost_metamap_in_order_run(vq, 0, n, vq->next_avail_head);
+	} else {
+		n = vhost_metamap_user_heads(vq, idx, n);
+		if (n)
+			n = vhost_metamap_user_descs(vq, n);
+	}
 	map->batch.n = n;
 	if (n)		/* one that faulted before reading anything is none */
 		vhost_metamap_stat_inc(map, &map->stats.uaccess_fills);

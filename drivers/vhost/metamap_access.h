@@ -62,7 +62,8 @@ static inline bool vhost_metamap_put_used(struct vhost_virtqueue *vq,
  * descriptor, neither NEXT nor INDIRECT): its head, with *d pointing at
  * the descriptor, or -1; vhost_get_vq_desc() then needs no ring access.
  * An entry is served while it is below vq->avail_idx and the queue has no
- * IOTLB; every other change of the ring (addresses, size, endianness,
+ * IOTLB, and in order (VIRTIO_F_IN_ORDER) only if it is the chain the last
+ * one ended at; every other change of the ring (addresses, size, endianness,
  * features, base, mode, reset) empties the batch where it is made, and
  * vhost_metamap_get_head() checks them all again at every read-ahead.
  */
@@ -76,6 +77,11 @@ static inline int vhost_metamap_next(struct vhost_virtqueue *vq,
 		return -1;
 	k = array_index_nospec(k, b->n);
 	if (b->didx[k] == VHOST_METAMAP_NO_DESC)
+		return -1;
+	/* In order, only the chain the last one ended at (see fill). */
+	if (vhost_has_feature(vq, VIRTIO_F_IN_ORDER) &&
+	    (!vq->next_avail_head_known ||
+	     b->didx[k] != (vq->next_avail_head & (vq->num - 1))))
 		return -1;
 	u64_stats_update_begin(&vq->stats.syncp);
 	u64_stats_inc(&vq->metamap.stats.batched);

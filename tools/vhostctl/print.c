@@ -16,7 +16,7 @@
 #include "json.h"
 
 /* A new counter in the spec breaks the build here: add it below. */
-_Static_assert(VHOST_A_STATS_MAX == VHOST_A_STATS_METAMAP_UACCESS_FILLS,
+_Static_assert(VHOST_A_STATS_MAX == VHOST_A_STATS_USED_ENTRIES,
 	       "add the spec's new counters to vh_stat_get() and stat_lines");
 
 static bool stat(bool present, uint64_t v, uint64_t *val)
@@ -77,6 +77,8 @@ bool vh_stat_get(const struct vhost_stats_get_rsp_dump *s, int attr,
 	case VHOST_A_STATS_METAMAP_UACCESS_FILLS:
 		return stat(s->_present.metamap_uaccess_fills,
 			    s->metamap_uaccess_fills, val);
+	case VHOST_A_STATS_USED_ENTRIES:
+		return stat(s->_present.used_entries, s->used_entries, val);
 	default:
 		return false;
 	}
@@ -87,7 +89,8 @@ static const int stat_lines[][8] = {
 	{ VHOST_A_STATS_RX_PACKETS, VHOST_A_STATS_RX_BYTES,
 	  VHOST_A_STATS_TX_PACKETS, VHOST_A_STATS_TX_BYTES,
 	  VHOST_A_STATS_TX_ERRORS },
-	{ VHOST_A_STATS_KICKS, VHOST_A_STATS_CALLS },
+	{ VHOST_A_STATS_KICKS, VHOST_A_STATS_CALLS,
+	  VHOST_A_STATS_USED_ENTRIES },
 	{ VHOST_A_STATS_BUSYPOLL_LOOPS, VHOST_A_STATS_BUSYPOLL_NS,
 	  VHOST_A_STATS_BUSYPOLL_FOUND },
 	{ VHOST_A_STATS_ZCOPY_SENT, VHOST_A_STATS_ZCOPY_FALLBACK,

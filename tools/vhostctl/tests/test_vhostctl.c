@@ -578,6 +578,10 @@ static void stat_set(struct vhost_stats_get_rsp_dump *s, int attr, uint64_t v)
 		s->_present.metamap_uaccess_fills = 1;
 		s->metamap_uaccess_fills = v;
 		break;
+	case VHOST_A_STATS_USED_ENTRIES:
+		s->_present.used_entries = 1;
+		s->used_entries = v;
+		break;
 	case VHOST_A_STATS_TX_ERRORS:
 		s->_present.tx_errors = 1;
 		s->tx_errors = v;
@@ -620,6 +624,7 @@ static const uint64_t dev_counters[VHOST_A_STATS_MAX + 1] = {
 	[VHOST_A_STATS_ZCOPY_FALLBACK] = 12,
 	[VHOST_A_STATS_ZCOPY_BACKOFF] = 13,
 	[VHOST_A_STATS_METAMAP_UACCESS_FILLS] = 14,
+	[VHOST_A_STATS_USED_ENTRIES] = 15,
 };
 
 /* vhost3's device counters (queue < 0) or those of queue 0 (RX) or 1 (TX). */
@@ -722,7 +727,7 @@ static void test_stat_fields(void)
 		      vhost_stats_policy[i].type == YNL_PT_UINT);
 		n++;
 	}
-	CHECK(n == 23);
+	CHECK(n == 24);
 	/* the identifying attributes are not counters */
 	CHECK(!vh_stat_get(&s, VHOST_A_STATS_DEV_ID, &v));
 	CHECK(!vh_stat_get(&s, VHOST_A_STATS_SCOPE, &v));
@@ -808,7 +813,7 @@ static char *render_event(const struct vhost_dev_get_rsp *d,
 
 #define DEV_STATS_TEXT(ind)						\
 	ind "rx-packets 10 rx-bytes 640 tx-packets 5000000000 tx-bytes 320000000000 tx-errors 11\n" \
-	ind "kicks 7 calls 8\n"						\
+	ind "kicks 7 calls 8 used-entries 15\n"				\
 	ind "busypoll-loops 1 busypoll-ns 2 busypoll-found 3\n"		\
 	ind "zcopy-sent 4 zcopy-fallback 12 zcopy-copied 5 zcopy-hol-stalls 6 zcopy-backoff 13 zcopy-pending 0\n" \
 	ind "metamap-fast 100 metamap-fallback 2 metamap-invalidations 1 metamap-remaps 3 metamap-remap-failures 0 metamap-refused 9 metamap-uaccess-fills 14\n"
@@ -893,7 +898,8 @@ static void test_print_show_text(void)
 	"\"metamap-fallback\":2,\"metamap-invalidations\":1,"		\
 	"\"metamap-remaps\":3,\"metamap-remap-failures\":0,"		\
 	"\"metamap-refused\":9,\"tx-errors\":11,\"zcopy-fallback\":12,"	\
-	"\"zcopy-backoff\":13,\"metamap-uaccess-fills\":14"
+	"\"zcopy-backoff\":13,\"metamap-uaccess-fills\":14,"		\
+	"\"used-entries\":15"
 
 #define QUEUE0_JSON							\
 	"\"dev-id\":3,\"index\":0,\"type\":\"rx\",\"num\":256,"		\
