@@ -163,6 +163,7 @@ static void adm_stats_from(const struct vhost_stats_get_rsp_dump *r,
 	STAT(zcopy_fallback, ZCOPY_FALLBACK);
 	STAT(zcopy_backoff, ZCOPY_BACKOFF);
 	STAT(metamap_uaccess_fills, METAMAP_UACCESS_FILLS);
+	STAT(used_entries, USED_ENTRIES);
 }
 
 int adm_stats(struct ynl_sock *ys, uint32_t id, bool all, bool per_queue,

@@ -3,10 +3,14 @@
  * vhost-net datapath selftests: packets a userspace virtio-net driver puts
  * on its rings arrive byte-exact on the TAP's wire and the other way round,
  * across ring sizes, event idx, indirect descriptors, mergeable RX buffers,
- * wrap-around, reset and close with buffers in flight.
+ * in-order rings (VIRTIO_F_IN_ORDER: the driver then relies on the device's
+ * single used entry per batch), wrap-around, reset and close with buffers
+ * in flight, busy polling and buffers the device gives back unused.
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,6 +34,7 @@ FIXTURE_VARIANT(vhost_net) {
 	bool indirect;
 	bool mrg_rxbuf;
 	bool split_hdr;
+	bool in_order;
 };
 
 FIXTURE_VARIANT_ADD(vhost_net, r256_evidx_mrg) {
@@ -48,6 +53,20 @@ FIXTURE_VARIANT_ADD(vhost_net, r1024_indirect_noevidx_mrg) {
 	.ring_num = 1024, .indirect = true, .split_hdr = true, .mrg_rxbuf = true,
 };
 
+/* In order: chains of one descriptor, of two (split header), indirect. */
+FIXTURE_VARIANT_ADD(vhost_net, r256_evidx_mrg_inorder) {
+	.ring_num = 256, .event_idx = true, .mrg_rxbuf = true, .in_order = true,
+};
+
+FIXTURE_VARIANT_ADD(vhost_net, r1024_noevidx_splithdr_inorder) {
+	.ring_num = 1024, .split_hdr = true, .in_order = true,
+};
+
+FIXTURE_VARIANT_ADD(vhost_net, r256_indirect_evidx_mrg_inorder) {
+	.ring_num = 256, .event_idx = true, .indirect = true, .split_hdr = true,
+	.mrg_rxbuf = true, .in_order = true,
+};
+
 static int vnet_open_variant(struct vnet *n, const FIXTURE_VARIANT(vhost_net) *v,
 			     size_t buf_size, bool mrg)
 {
@@ -55,6 +74,7 @@ static int vnet_open_variant(struct vnet *n, const FIXTURE_VARIANT(vhost_net) *v
 		.ring_num = v->ring_num, .event_idx = v->event_idx,
 		.indirect = v->indirect, .mrg_rxbuf = mrg,
 		.split_hdr = v->split_hdr, .buf_size = buf_size,
+		.in_order = v->in_order,
 	};
 	int r = vnet_open(n, &o);
 
@@ -263,6 +283,214 @@ TEST_F(vhost_net, close_with_buffers_in_flight)
 	len = 100;
 	tx_check(_metadata, self, &len, 1, 50, 50);
 	rx_check(_metadata, self, &len, 1, 50, 50);
+}
+
+/* A counter of the device's, from its sysfs statistics; -1 on error. */
+static int64_t dev_stat(struct vnet *n, const char *counter)
+{
+	char path[128], name[32];
+	uint64_t v;
+	FILE *f;
+	int r;
+
+	if (vhost_fd_name(n->vhost_fd, name, sizeof(name)))
+		return -1;
+	snprintf(path, sizeof(path), "/sys/class/vhost/%s/statistics/%s",
+		 name, counter);
+	f = fopen(path, "r");
+	if (!f)
+		return -1;
+	r = fscanf(f, "%" SCNu64, &v);
+	fclose(f);
+	return r == 1 ? (int64_t)v : -1;
+}
+
+/*
+ * 64 TX buffers published at once come back through one used entry in
+ * order (two if the worker flushed between), through one each otherwise.
+ * RX buffers come back through one entry each either way: each entry
+ * carries the length written into its buffer.
+ */
+TEST_F(vhost_net, used_entries_per_batch)
+{
+	struct vq *tq = &self->n.vq[VNET_TX], *rq = &self->n.vq[VNET_RX];
+	struct virtio_net_hdr_v1 h = {};
+	uint64_t reads, bufs;
+	int64_t e0, e1, e2;
+	size_t len = 60;
+	int i, r;
+
+	e0 = dev_stat(&self->n, "used_entries");
+	ASSERT_LE(0, e0);
+	reads = tq->used_reads;
+	bufs = tq->used_bufs;
+	for (i = 0; i < 64; i++) {
+		frame_fill(self->tx, len, NULL, i);
+		ASSERT_EQ(0, vnet_tx_add(&self->n, &h, self->tx, len));
+	}
+	ASSERT_EQ(0, vnet_tx_drain(&self->n, WAIT_MS));
+	for (i = 0; i < 64; i++) {
+		r = wire_recv(&self->n, self->rx, VNET_BIG_FRAME, WAIT_MS);
+		ASSERT_EQ((int)len, r);
+		frame_fill(self->tx, len, NULL, i);
+		ASSERT_EQ(0, memcmp(self->tx, self->rx, len)) TH_LOG("frame %d", i);
+	}
+	bufs = tq->used_bufs - bufs;
+	reads = tq->used_reads - reads;
+	TH_LOG("TX: %llu buffers back through %llu used entries",
+	       (unsigned long long)bufs, (unsigned long long)reads);
+	EXPECT_EQ(64, bufs);
+	if (variant->in_order) {
+		EXPECT_GE(2, reads);
+	} else {
+		EXPECT_EQ(64, reads);
+	}
+	/* The device counts the entries it wrote: those the driver read. */
+	e1 = dev_stat(&self->n, "used_entries");
+	EXPECT_EQ((int64_t)reads, e1 - e0);
+
+	reads = rq->used_reads;
+	bufs = rq->used_bufs;
+	rx_check(_metadata, self, &len, 1, 64, 64);
+	EXPECT_EQ(64, rq->used_bufs - bufs);
+	EXPECT_EQ(rq->used_bufs - bufs, rq->used_reads - reads);
+	e2 = dev_stat(&self->n, "used_entries");
+	EXPECT_EQ((int64_t)(rq->used_reads - reads), e2 - e1);
+}
+
+/*
+ * Busy polling on both queues (the owner's VHOST_SET_VRING_BUSYLOOP_TIMEOUT):
+ * the TX batch is flushed before the worker polls, RX buffers are handed
+ * back before it polls, and traffic both ways stays byte-exact.
+ */
+TEST_F(vhost_net, busypoll_tx_rx)
+{
+	struct vhost_vring_state b = { .num = 50 };
+	static const size_t lens[] = { 60, 1514, 200, 777 };
+	char why[VNET_WHY_LEN];
+
+	for (b.index = 0; b.index < 2; b.index++)
+		ASSERT_EQ(0, ioctl(self->n.vhost_fd,
+				   VHOST_SET_VRING_BUSYLOOP_TIMEOUT, &b));
+	ASSERT_EQ(0, vnet_check_tx(&self->n, lens, 4, 600, 7, 0, why))
+		TH_LOG("%s", why);
+	ASSERT_EQ(0, vnet_check_rx(&self->n, lens, 4, 600, 5, 0, why))
+		TH_LOG("%s", why);
+	ASSERT_EQ(0, vnet_check_mix(&self->n, 300, true, 1000, why))
+		TH_LOG("%s", why);
+	EXPECT_EQ(0, vq_error_count(&self->n.vq[VNET_TX]));
+	EXPECT_EQ(0, vq_error_count(&self->n.vq[VNET_RX]));
+	/* The worker did poll. */
+	EXPECT_LT(0, dev_stat(&self->n, "busypoll_loops"));
+}
+
+/*
+ * A frame larger than the RX buffer (no mergeable buffers): vhost takes
+ * the buffer, finds it too small, gives it back unused and drops the
+ * frame.  The next frame lands in that same buffer: in order, the driver
+ * takes its buffers back oldest first, so one skipped would hand it the
+ * wrong one.
+ */
+TEST_F(vhost_net, rx_too_small_buffer_given_back)
+{
+	static const size_t small = 100;
+	struct vnet_opts o = {
+		.ring_num = variant->ring_num, .event_idx = variant->event_idx,
+		.indirect = variant->indirect, .split_hdr = variant->split_hdr,
+		.in_order = variant->in_order, .buf_size = 256,
+	};
+	char why[VNET_WHY_LEN];
+	int i, r;
+
+	vnet_close(&self->n);
+	ASSERT_EQ(0, vnet_open(&self->n, &o));
+	vnet_rx_fill(&self->n);
+	for (i = 0; i < 3; i++) {
+		frame_fill(self->tx, 1000, NULL, 500 + i);
+		ASSERT_EQ(0, wire_send(&self->n, self->tx, 1000));
+		frame_fill(self->tx, small, NULL, 600 + i);
+		ASSERT_EQ(0, wire_send(&self->n, self->tx, small));
+		r = vnet_rx_one(&self->n, self->rx, VNET_BIG_FRAME, NULL, WAIT_MS);
+		ASSERT_EQ((int)small, r);
+		ASSERT_EQ(0, memcmp(self->tx, self->rx, small))
+			TH_LOG("frame %d came as frame %u", 600 + i,
+			       frame_seq(self->rx));
+	}
+	EXPECT_EQ(3, self->n.vq[VNET_RX].used_bufs);
+	ASSERT_EQ(0, vnet_check_rx(&self->n, &small, 1, 3 * variant->ring_num,
+				   32, 700, why)) TH_LOG("%s", why);
+}
+
+/*
+ * Mergeable buffers: a frame needs six 256-byte buffers and two are
+ * posted.  vhost takes them, runs out, gives them back and waits; once
+ * more are posted the frame arrives whole, in the buffers from the first
+ * one posted on, again and again around the ring.
+ */
+TEST_F(vhost_net, rx_mrg_short_of_buffers_retried)
+{
+	struct vnet_opts o = {
+		.ring_num = variant->ring_num, .event_idx = variant->event_idx,
+		.indirect = variant->indirect, .split_hdr = variant->split_hdr,
+		.in_order = variant->in_order, .mrg_rxbuf = true, .buf_size = 256,
+		.rx_manual = true,
+	};
+	struct virtio_net_hdr_v1 h;
+	unsigned int i, rounds = variant->ring_num / 6 + 3;
+	int r;
+
+	vnet_close(&self->n);
+	ASSERT_EQ(0, vnet_open(&self->n, &o));
+	for (i = 0; i < rounds; i++) {
+		ASSERT_EQ(2, vnet_rx_post(&self->n, 2));
+		frame_fill(self->tx, 1514, NULL, 800 + i);
+		ASSERT_EQ(0, wire_send(&self->n, self->tx, 1514));
+		/* Nothing can arrive in two buffers. */
+		EXPECT_EQ(-ETIMEDOUT, vnet_rx_one(&self->n, self->rx,
+						  VNET_BIG_FRAME, &h, 20));
+		ASSERT_EQ(4, vnet_rx_post(&self->n, 4));
+		r = vnet_rx_one(&self->n, self->rx, VNET_BIG_FRAME, &h, WAIT_MS);
+		ASSERT_EQ(1514, r);
+		EXPECT_EQ(6, h.num_buffers);
+		ASSERT_EQ(0, memcmp(self->tx, self->rx, 1514))
+			TH_LOG("round %u: frame %u came", i, frame_seq(self->rx));
+	}
+	EXPECT_EQ(0, vq_error_count(&self->n.vq[VNET_RX]));
+}
+
+/*
+ * Stop both queues mid-traffic, read their bases and set them again (what
+ * a migration does): traffic resumes where it stopped.  In order with
+ * chains of two descriptors the next chain's descriptor is not the avail
+ * index modulo the ring size; vhost reads it from the avail ring.
+ */
+TEST_F(vhost_net, vring_base_resume)
+{
+	static const size_t lens[] = { 60, 1514, 333 };
+	char why[VNET_WHY_LEN];
+	int q, round;
+
+	for (round = 0; round < 3; round++) {
+		ASSERT_EQ(0, vnet_check_tx(&self->n, lens, 3, 77, 11,
+					   round * 1000, why)) TH_LOG("%s", why);
+		ASSERT_EQ(0, vnet_check_rx(&self->n, lens, 3, 77, 11,
+					   round * 1000 + 500, why))
+			TH_LOG("%s", why);
+		for (q = 0; q < 2; q++) {
+			struct vhost_vring_state s = { .index = q };
+
+			ASSERT_EQ(0, vnet_set_backend(&self->n, q, -1));
+			ASSERT_EQ(0, ioctl(self->n.vhost_fd,
+					   VHOST_GET_VRING_BASE, &s));
+			EXPECT_EQ(self->n.vq[q].last_used, s.num);
+			ASSERT_EQ(0, ioctl(self->n.vhost_fd,
+					   VHOST_SET_VRING_BASE, &s));
+			ASSERT_EQ(0, vnet_set_backend(&self->n, q,
+						      self->n.tap_fd));
+		}
+	}
+	ASSERT_EQ(0, vnet_check_mix(&self->n, 200, true, 9000, why))
+		TH_LOG("%s", why);
 }
 
 struct flood {

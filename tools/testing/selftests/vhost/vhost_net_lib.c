@@ -76,6 +76,17 @@ static void vq_reset_state(struct vq *vq)
 	vq->num_free = vq->num;
 	for (i = 0; i < vq->num; i++)
 		vq->next_free[i] = i + 1;
+	if (vq->in_order) {
+		vq->next_free[vq->num - 1] = 0;
+		/* An entry the device did not write is never taken for new. */
+		for (i = 0; i < vq->num; i++)
+			vq->used->ring[i].id = VQ_USED_POISON;
+	}
+	vq->used_head = 0;
+	vq->batch_last = -1;
+	vq->batch_len = 0;
+	vq->used_reads = 0;
+	vq->used_bufs = 0;
 }
 
 static int vq_init(struct vq *vq, const struct vnet_opts *o,
@@ -89,15 +100,17 @@ static int vq_init(struct vq *vq, const struct vnet_opts *o,
 	vq->num = num;
 	vq->event_idx = o->event_idx;
 	vq->indirect = o->indirect;
+	vq->in_order = o->in_order;
 	vq->kick_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	vq->call_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	vq->err_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	vq->chain_len = calloc(num, sizeof(*vq->chain_len));
+	vq->in_len = calloc(num, sizeof(*vq->in_len));
 	vq->next_free = calloc(num, sizeof(*vq->next_free));
 	vq->ind = vnet_map_anon(ALIGN_UP(num * VQ_MAX_SG *
 					 sizeof(struct vring_desc), PAGE_SZ));
 	if (vq->kick_fd < 0 || vq->call_fd < 0 || vq->err_fd < 0 || !vq->chain_len ||
-	    !vq->next_free || !vq->ind)
+	    !vq->in_len || !vq->next_free || !vq->ind)
 		return -ENOMEM;
 
 	if (l) {
@@ -131,6 +144,7 @@ static void vq_fini(struct vq *vq)
 		munmap(vq->ind, ALIGN_UP(vq->num * VQ_MAX_SG *
 					 sizeof(struct vring_desc), PAGE_SZ));
 	free(vq->chain_len);
+	free(vq->in_len);
 	free(vq->next_free);
 	memset(vq, 0, sizeof(*vq));
 }
@@ -151,6 +165,7 @@ static int vq_add(struct vq *vq, const struct iovec *iov, int out, int in)
 	int n = out + in, need = ind ? 1 : n, i;
 	struct vring_desc *d;
 	uint16_t head, idx;
+	uint32_t in_len = 0;
 
 	if (n > VQ_MAX_SG || vq->num_free < need)
 		return -ENOSPC;
@@ -163,6 +178,8 @@ static int vq_add(struct vq *vq, const struct iovec *iov, int out, int in)
 
 		e->addr = (uintptr_t)iov[i].iov_base;
 		e->len = iov[i].iov_len;
+		if (i >= out)
+			in_len += iov[i].iov_len;
 		e->flags = (i >= out ? VRING_DESC_F_WRITE : 0) |
 			   (i + 1 < n ? VRING_DESC_F_NEXT : 0);
 		e->next = i + 1 < n ? next : 0;
@@ -179,8 +196,61 @@ static int vq_add(struct vq *vq, const struct iovec *iov, int out, int in)
 	vq->free_head = vq->next_free[idx];
 	vq->num_free -= need;
 	vq->chain_len[head] = need;
+	vq->in_len[head] = in_len;
 	vq->avail->ring[vq->avail_idx % vq->num] = head;
 	vq->avail_idx++;
+	return head;
+}
+
+/*
+ * In order: the oldest buffer comes back.  Unless a batch is being taken,
+ * the used entry at its position says which buffer the batch ends with
+ * (it may be this one) and how much was written to that one; the others
+ * come back with the length they offered.  The entry is poisoned once
+ * read, so that the device must write it again to hand a buffer back.
+ */
+static int vq_get_used_in_order(struct vq *vq, uint32_t *len)
+{
+	uint16_t head = vq->used_head, h, ready;
+	struct vring_used_elem *e;
+	unsigned int k;
+
+	ready = load_acquire(&vq->used->idx) - vq->last_used;
+	if (!ready)
+		return -EAGAIN;
+	if (!vq->chain_len[head])
+		return -EPROTO;		/* used beyond what was given */
+	if (vq->batch_last < 0) {
+		e = &vq->used->ring[vq->last_used % vq->num];
+		vq->used_reads++;
+		if (e->id >= vq->num || !vq->chain_len[e->id])
+			return -EPROTO;
+		/*
+		 * The batch is every buffer from the oldest to e->id: the
+		 * used index must have moved past all of them with this
+		 * entry (a buffer used out of order, before older ones, is
+		 * caught here).
+		 */
+		for (k = 1, h = head; h != e->id; k++) {
+			h = (h + vq->chain_len[h]) % vq->num;
+			if (!vq->chain_len[h] || k >= vq->num)
+				return -EPROTO;
+		}
+		if (k > ready)
+			return -EPROTO;
+		vq->batch_last = e->id;
+		vq->batch_len = e->len;
+		e->id = VQ_USED_POISON;
+	}
+	if (len)
+		*len = head == vq->batch_last ? vq->batch_len : vq->in_len[head];
+	if (head == vq->batch_last)
+		vq->batch_last = -1;
+	vq->last_used++;
+	vq->used_bufs++;
+	vq->used_head = (head + vq->chain_len[head]) % vq->num;
+	vq->num_free += vq->chain_len[head];
+	vq->chain_len[head] = 0;
 	return head;
 }
 
@@ -191,15 +261,19 @@ static int vq_get_used(struct vq *vq, uint32_t *len)
 	uint16_t head, last;
 	int i;
 
+	if (vq->in_order)
+		return vq_get_used_in_order(vq, len);
 	if (!vq_has_used(vq))
 		return -EAGAIN;
 	e = &vq->used->ring[vq->last_used % vq->num];
+	vq->used_reads++;
 	head = e->id;
 	if (len)
 		*len = e->len;
 	if (head >= vq->num || !vq->chain_len[head])
 		return -EPROTO;
 	vq->last_used++;
+	vq->used_bufs++;
 	for (i = 1, last = head; i < vq->chain_len[head]; i++)
 		last = vq->next_free[last];
 	vq->next_free[last] = vq->free_head;
@@ -601,6 +675,8 @@ int vnet_open_fd(struct vnet *n, const struct vnet_opts *o, int vhost_fd)
 		n->features |= 1ULL << VIRTIO_NET_F_MRG_RXBUF;
 	if (o->iotlb)
 		n->features |= 1ULL << VIRTIO_F_ACCESS_PLATFORM;
+	if (o->in_order)
+		n->features |= 1ULL << VIRTIO_F_IN_ORDER;
 
 	for (i = 0; i < 2; i++) {
 		r = vq_init(&n->vq[i], &n->o, n->o.layout[i]);
@@ -760,10 +836,15 @@ int vnet_tx_drain(struct vnet *n, int timeout_ms)
 
 int vnet_rx_fill(struct vnet *n)
 {
-	struct vq *vq = &n->vq[VNET_RX];
-	int added = 0;
+	return vnet_rx_post(n, n->vq[VNET_RX].num);
+}
 
-	while (vq->num_free) {
+int vnet_rx_post(struct vnet *n, unsigned int count)
+{
+	struct vq *vq = &n->vq[VNET_RX];
+	unsigned int added = 0;
+
+	while (vq->num_free && added < count) {
 		struct iovec iov = {
 			.iov_base = n->bufs[VNET_RX] +
 				    (size_t)vq->free_head * n->o.buf_size,
@@ -833,8 +914,8 @@ int vnet_rx_one(struct vnet *n, void *frame, size_t len,
 		memcpy((uint8_t *)frame + got, buf + off, take);
 		got += take;
 	}
-	if (n->vq[VNET_RX].num_free >= 32 ||
-	    n->vq[VNET_RX].num_free == n->vq[VNET_RX].num)
+	if (!n->o.rx_manual && (n->vq[VNET_RX].num_free >= 32 ||
+				n->vq[VNET_RX].num_free == n->vq[VNET_RX].num))
 		vnet_rx_fill(n);
 	return got;
 }

@@ -52,10 +52,24 @@ struct vq {
 	uint16_t num_free;
 	uint16_t *next_free;		/* private free list, by descriptor */
 	uint16_t *chain_len;		/* descriptors per head (1 when indirect) */
+	uint32_t *in_len;		/* device-writable bytes per head */
 	struct vring_desc *ind;		/* num indirect tables of VQ_MAX_SG entries */
+	/*
+	 * In order (VIRTIO_F_IN_ORDER): descriptors are made available in
+	 * ring order (next_free is the ring, and stays so) and come back in
+	 * that order; one used entry may stand for a batch of buffers, the
+	 * last of which it names, at the position of the first.
+	 */
+	bool in_order;
+	uint16_t used_head;		/* in order: the oldest buffer's head */
+	int32_t batch_last;		/* in order: the batch's last head, or -1 */
+	uint32_t batch_len;		/* in order: its used length */
+	uint64_t used_reads;		/* used entries read */
+	uint64_t used_bufs;		/* buffers taken back */
 };
 
 #define VQ_MAX_SG 8
+#define VQ_USED_POISON 0xffffffffu	/* in order: a used id already read */
 
 struct vnet_opts {
 	unsigned int ring_num;		/* power of two, default 256 */
@@ -64,6 +78,8 @@ struct vnet_opts {
 	bool mrg_rxbuf;
 	bool split_hdr;			/* TX header in its own descriptor */
 	bool iotlb;			/* VIRTIO_F_ACCESS_PLATFORM, IOVA == VA */
+	bool in_order;			/* VIRTIO_F_IN_ORDER, see struct vq */
+	bool rx_manual;			/* vnet_rx_one() posts no buffers */
 	size_t buf_size;		/* per-buffer size, default 2048 */
 	const struct vring_layout *layout[2];	/* optional ring placement */
 };
@@ -121,6 +137,7 @@ int vnet_tx_drain(struct vnet *n, int timeout_ms);
 
 /* Receive path. */
 int vnet_rx_fill(struct vnet *n);	/* post every free RX buffer */
+int vnet_rx_post(struct vnet *n, unsigned int count);	/* at most count */
 /*
  * Next received packet, waiting up to timeout_ms.  Copies the virtio-net
  * header and the frame (gathered from num_buffers buffers with mergeable
