@@ -29,6 +29,11 @@
  * Sizes: -s 60..1514 (frame bytes), or -s 65536: one 64 KiB TCP/IPv4 frame
  * with a GSO header (TSO) per packet, TX only.
  *
+ * -o: the driver negotiates VIRTIO_F_IN_ORDER (struct vnet_opts.in_order):
+ * it makes descriptors available in ring order and takes one used entry
+ * for a batch of buffers, as vhost-net writes them on TX; the stock 6.12
+ * kernel does not offer the feature.
+ *
  * Output, one line per measurement (key=value, for scripts/bench-report):
  *
  *   sample test=tx size=64 knob=metamap mode=map round=0 secs=2.0001
@@ -38,11 +43,14 @@
  *          kicks=... calls=... tx_packets=... rx_packets=... mm_fast=...
  *          mm_fallback=... mm_fills=... zc_sent=... zc_copied=...
  *          zc_stalls=... zc_backoff=... bp_loops=... bp_found=...
- *          [lat_mean_us= lat_p50_us= lat_p99_us=]
+ *          used_reads=... used_bufs=... [lat_mean_us= lat_p50_us= lat_p99_us=]
  *
  * (counters are deltas over the measurement, from the device's sysfs
  * statistics, 0 where the kernel has none; drv_kicks and drv_calls are the
- * driver's own kick writes and call signals; worker_ns is the CPU time of
+ * driver's own kick writes and call signals; used_reads and used_bufs the
+ * used-ring entries the driver read and the buffers it took back, both
+ * queues (in order, one entry may return many buffers); worker_ns is the
+ * CPU time of
  * the vhost worker thread,
  * "vhost-<pid>", read with its thread CPU clock: /proc/<pid>/task/<tid>/stat's
  * utime + stime with ns resolution), then one "summary" line per mode and a
@@ -60,7 +68,7 @@
  *   vhost_net_pps [-T tx|rx|rr] [-s bytes] [-n ring] [-r rounds] [-t secs]
  *                 [-w warm-up secs] [-k metamap|zerocopy|busypoll|none]
  *                 [-v A,B[,C]] [-C vhostctl] [-x xdp.o] [-b] [-M ID] [-P]
- *                 [-p usecs]
+ *                 [-p usecs] [-o]
  *   vhost_net_pps -m ID
  *
  * -p: the owner's busy-poll time on both queues
@@ -124,6 +132,7 @@ static struct {
 	const char *xdp;
 	bool bridge;
 	unsigned int busyloop_us;	/* -p */
+	bool in_order;			/* -o */
 	unsigned long mark_id;
 	bool pin;
 } cfg = {
@@ -234,6 +243,7 @@ struct snap {
 	double t;
 	uint64_t worker_ns, drv_ns, pkts, kicks, calls;
 	uint64_t worker_sleeps, drv_sleeps;	/* voluntary context switches */
+	uint64_t used_reads, used_bufs;	/* the driver's, both queues */
 	unsigned long mark;
 	uint64_t st[S_N];
 };
@@ -321,6 +331,8 @@ static void take(struct snap *s, bool start)
 	s->pkts = pkts_done;
 	s->kicks = n.vq[VNET_TX].kicks + n.vq[VNET_RX].kicks;
 	s->calls = n.vq[VNET_TX].calls + n.vq[VNET_RX].calls;
+	s->used_reads = n.vq[VNET_TX].used_reads + n.vq[VNET_RX].used_reads;
+	s->used_bufs = n.vq[VNET_TX].used_bufs + n.vq[VNET_RX].used_bufs;
 	s->worker_ns = thread_cpu_ns(worker_tid);
 	s->drv_ns = thread_cpu_ns(0);
 	s->worker_sleeps = worker_tid ? thread_sleeps(worker_tid) : 0;
@@ -367,7 +379,10 @@ static void tx_prefill(void)
 	}
 }
 
-/* Like vq_add() in the library for one device-readable buffer, no copy. */
+/*
+ * Like vq_add() in the library for one device-readable buffer, no copy.  In
+ * order the free list is the ring itself, so the heads follow each other.
+ */
 static bool tx_post(void)
 {
 	struct vq *vq = &n.vq[VNET_TX];
@@ -738,7 +753,8 @@ static int cmp(const void *a, const void *b)
 
 static void setup(void)
 {
-	struct vnet_opts o = { .ring_num = cfg.ring, .event_idx = true };
+	struct vnet_opts o = { .ring_num = cfg.ring, .event_idx = true,
+			       .in_order = cfg.in_order };
 	char cmd[512];
 	int r, i;
 
@@ -813,6 +829,8 @@ static void print_sample(int mode, int round, const struct snap *a,
 	       b->drv_sleeps - a->drv_sleeps);
 	for (i = 0; i < S_N; i++)
 		printf(" %s=%" PRIu64, stat_key[i], b->st[i] - a->st[i]);
+	printf(" used_reads=%" PRIu64 " used_bufs=%" PRIu64,
+	       b->used_reads - a->used_reads, b->used_bufs - a->used_bufs);
 	if (cfg.test == T_RR)
 		printf(" lat_mean_us=%.2f lat_p50_us=%.1f lat_p99_us=%.1f",
 		       pk ? lat_sum / pk * 1e6 : 0, hist_pct(0.5), hist_pct(0.99));
@@ -853,6 +871,7 @@ static void usage(const char *argv0)
 		"          [-v A,B[,C]] [-C vhostctl] [-x xdp.o] [-b (bridge to a dummy)]\n"
 		"          [-M first marker id] [-P (no pinning)]\n"
 		"          [-p busy-poll usecs (the owner's, both queues)]\n"
+		"          [-o (VIRTIO_F_IN_ORDER)]\n"
 		"       %s -m ID (call marker ID)\n", argv0, argv0);
 	exit(2);
 }
@@ -866,7 +885,7 @@ int main(int argc, char **argv)
 	char *v;
 
 	cfg.ctl = default_ctl();
-	while ((opt = getopt(argc, argv, "T:s:n:r:t:w:k:v:C:x:bM:m:Pp:")) != -1) {
+	while ((opt = getopt(argc, argv, "T:s:n:r:t:w:k:v:C:x:bM:m:Pp:o")) != -1) {
 		switch (opt) {
 		case 'T':
 			for (i = 0; i < 3 && strcmp(optarg, test_name[i]); i++)
@@ -909,6 +928,9 @@ int main(int argc, char **argv)
 			break;
 		case 'b':
 			cfg.bridge = true;
+			break;
+		case 'o':
+			cfg.in_order = true;
 			break;
 		case 'M':
 			cfg.mark_id = strtoul(optarg, NULL, 0);
@@ -953,13 +975,14 @@ int main(int argc, char **argv)
 	setup();
 	printf("# vhost_net_pps test=%s size=%zu ring=%u rounds=%d secs=%.2f "
 	       "warm=%.2f knob=%s values=%s%s%s%s%s dev=%s tap=%s worker=%d "
-	       "xdp=%s bridge=%s marks=%s\n",
+	       "xdp=%s bridge=%s marks=%s in_order=%s\n",
 	       test_name[cfg.test], cfg.len, cfg.ring, cfg.rounds, cfg.secs,
 	       cfg.warm, cfg.knob, cfg.val[0], cfg.nval > 1 ? "," : "",
 	       cfg.nval > 1 ? cfg.val[1] : "", cfg.nval > 2 ? "," : "",
 	       cfg.nval > 2 ? cfg.val[2] : "", devname[0] ? devname : "none",
 	       n.ifname, worker_tid, cfg.xdp ? "on" : "off",
-	       cfg.bridge ? "dummy" : "off", marks_mapped ? "on" : "off");
+	       cfg.bridge ? "dummy" : "off", marks_mapped ? "on" : "off",
+	       cfg.in_order ? "on" : "off");
 	fflush(stdout);
 	if (cfg.test == T_RX)
 		pthread_create(&thr, NULL, injector, NULL);
