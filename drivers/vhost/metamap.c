@@ -978,10 +978,11 @@ fault:
  * The read-ahead through uaccess: the heads and descriptors
  * vhost_metamap_fill() reads through the map, in one uaccess section for
  * the heads (none in order: they are counted) and one for their
- * descriptors instead of one per access.  A fault ends it: what was read before stays, and the access that faulted
- * is made again by the per-access path, which reports it.  The ring
- * passed access_ok() when it was set (vq_access_ok()) and every entry read
- * lies inside it.  Returns the number of heads read.
+ * descriptors instead of one per access.  A fault ends it: what was read
+ * before stays, and the access that faulted is made again by the
+ * per-access path, which reports it.  The ring passed access_ok() when it
+ * was set (vq_access_ok()) and every entry read lies inside it.  Returns
+ * the number of heads read.
  */
 static unsigned int vhost_metamap_fill_user(struct vhost_virtqueue *vq,
 					    u16 idx)

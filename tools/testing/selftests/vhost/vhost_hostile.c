@@ -565,6 +565,79 @@ TEST_F(hostile, tx_lower_avail_idx_after_consumed)
 }
 
 /*
+ * A driver that negotiates VIRTIO_F_IN_ORDER and then publishes heads out
+ * of ring order: vhost reads the first head from the avail ring (after
+ * the setup, and again after VHOST_SET_VRING_BASE) and takes the chains
+ * in ring order from there, whatever the avail ring says; a TX batch
+ * comes back through one used entry, the last chain's id at the position
+ * of the first.  A head past the ring size, where vhost does read one, is
+ * an error; nothing is read or written outside the rings.
+ */
+TEST_F(hostile, in_order_heads_out_of_ring_order)
+{
+	struct vnet_opts o = { .ring_num = NUM, .event_idx = true,
+			       .in_order = true };
+	struct vq *vq = &self->n.vq[VNET_TX];
+	struct vhost_vring_state s = { .index = VNET_TX };
+	char why[VNET_WHY_LEN];
+	uint16_t i;
+
+	vnet_close(&self->n);
+	ASSERT_EQ(0, vnet_open(&self->n, &o));
+	vq = &self->n.vq[VNET_TX];
+	used_poison(vq);
+	/* Every slot a valid chain: frame seq 1000 + slot. */
+	for (i = 0; i < NUM; i++)
+		tx_desc(vq, i, txb(&self->n, i), 1000 + i, 64 + i % 64);
+	/* The avail ring says 3, 0, 1, 2, 7, 6, 5, 4. */
+	for (i = 0; i < 8; i++)
+		avail_put(vq, i, (uint16_t[]){ 3, 0, 1, 2, 7, 6, 5, 4 }[i]);
+	publish(vq, 8);
+	/* In ring order from the first head read: slots 3 to 10. */
+	for (i = 3; i < 11; i++) {
+		ASSERT_EQ(0, wire_expect(&self->n, 1000 + i, 64 + i % 64, why))
+			TH_LOG("%s", why);
+	}
+	EXPECT_TRUE(wire_quiet(&self->n));
+	ASSERT_EQ(0, wait_used(vq, 8, WAIT_MS));
+	EXPECT_EQ(10, used_id(vq, 0));
+	EXPECT_EQ(0, used_written_outside(vq, 0, 1));
+	EXPECT_EQ(0, vq_error_count(vq));
+
+	/* Stopped and restarted at its base: the avail ring says where. */
+	ASSERT_EQ(0, vnet_set_backend(&self->n, VNET_TX, -1));
+	ASSERT_EQ(0, ioctl(self->n.vhost_fd, VHOST_GET_VRING_BASE, &s));
+	EXPECT_EQ(8, s.num);
+	ASSERT_EQ(0, ioctl(self->n.vhost_fd, VHOST_SET_VRING_BASE, &s));
+	ASSERT_EQ(0, vnet_set_backend(&self->n, VNET_TX, self->n.tap_fd));
+	used_poison(vq);
+	avail_put(vq, 8, 200);
+	for (i = 9; i < 12; i++)
+		avail_put(vq, i, 0);
+	publish(vq, 12);
+	for (i = 200; i < 204; i++) {
+		ASSERT_EQ(0, wire_expect(&self->n, 1000 + i, 64 + i % 64, why))
+			TH_LOG("%s", why);
+	}
+	EXPECT_TRUE(wire_quiet(&self->n));
+	ASSERT_EQ(0, wait_used(vq, 12, WAIT_MS));
+	EXPECT_EQ(203, used_id(vq, 8));
+	EXPECT_EQ(0, used_written_outside(vq, 8, 9));
+
+	/* A head past the ring where vhost reads one: an error, nothing used. */
+	ASSERT_EQ(0, vnet_set_backend(&self->n, VNET_TX, -1));
+	s.num = 12;
+	ASSERT_EQ(0, ioctl(self->n.vhost_fd, VHOST_SET_VRING_BASE, &s));
+	ASSERT_EQ(0, vnet_set_backend(&self->n, VNET_TX, self->n.tap_fd));
+	avail_put(vq, 12, NUM + 5);
+	publish(vq, 13);
+	EXPECT_LE(1, err_wait(vq, 3000)) TH_LOG("no error for head NUM + 5");
+	EXPECT_TRUE(wire_quiet(&self->n));
+	EXPECT_EQ(12, used_idx(vq));
+	EXPECT_NO_SPLAT();
+}
+
+/*
  * An avail index more than NUM ahead of what vhost consumed is an error,
  * and no entry is consumed, even though every slot holds a valid chain;
  * exactly NUM ahead is fine.

@@ -369,9 +369,10 @@ TEST_F(vhost_net, busypoll_tx_rx)
 	static const size_t lens[] = { 60, 1514, 200, 777 };
 	char why[VNET_WHY_LEN];
 
-	for (b.index = 0; b.index < 2; b.index++)
+	for (b.index = 0; b.index < 2; b.index++) {
 		ASSERT_EQ(0, ioctl(self->n.vhost_fd,
 				   VHOST_SET_VRING_BUSYLOOP_TIMEOUT, &b));
+	}
 	ASSERT_EQ(0, vnet_check_tx(&self->n, lens, 4, 600, 7, 0, why))
 		TH_LOG("%s", why);
 	ASSERT_EQ(0, vnet_check_rx(&self->n, lens, 4, 600, 5, 0, why))
