@@ -2,15 +2,15 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # DPDK's testpmd as an independent driver of vhost-net: the virtio-user PMD
-# over /dev/vhost-net with a TAP backend (tap0), once with in_order=1 and
-# once with in_order=0.  Each run checks that the device came up, that
-# VIRTIO_F_IN_ORDER (bit 35) is in the features the device acked (vhostctl,
-# and sysfs) exactly when asked for, that every 64 B frame testpmd sent in
-# txonly mode reached tap0 (tap0's own counters against testpmd's port
-# statistics, packets and bytes), and that every frame a packet socket
-# injected into tap0 reached testpmd in rxonly mode (the sender's count,
-# tap0's and testpmd's).  One testpmd process per run, driven through its
-# command line (-i) from a FIFO.  KTAP on stdout; a missing dpdk-testpmd or
+# over /dev/vhost-net with a TAP backend, once with in_order=1 (TAP tpmd1)
+# and once with in_order=0 (tpmd0).  Each run checks that the device came
+# up, that VIRTIO_F_IN_ORDER (bit 35) is in the features the device acked
+# (vhostctl, and sysfs) exactly when asked for, that every 64 B frame
+# testpmd sent in txonly mode reached the TAP (its own counters against
+# testpmd's port statistics, packets and bytes), and that every frame a
+# packet socket injected into the TAP reached testpmd in rxonly mode (the
+# sender's count, the TAP's and testpmd's).  One testpmd process per run,
+# driven through its command line (-i) from a FIFO.  KTAP on stdout; a missing dpdk-testpmd or
 # virtio PMD skips every test (exit 4).  Root.
 #
 #   testpmd_in_order.sh [-t in_order=1|in_order=0|testpmd]...
@@ -25,10 +25,9 @@ VHOSTCTL=${VHOSTCTL:-$here/../../../vhostctl/vhostctl}
 KSFT_SKIP=4
 FEATURE_IN_ORDER=35
 TX_LEN=64	# testpmd's txonly frames
-RX_LEN=100	# the frames injected into tap0
-RX_FRAMES=${RX_FRAMES:-512}
-TX_SECS=${TX_SECS:-2}
-SYS=/sys/class/net/tap0/statistics
+RX_LEN=100	# the frames injected into the TAP
+RX_FRAMES=${RX_FRAMES:-256}
+TX_SECS=${TX_SECS:-1}
 
 runs='' filtered=''
 while getopts "t:v:f:T:V:F:" opt; do
@@ -65,14 +64,14 @@ result() {	# result NAME MSG...: ok without messages, else not ok
 }
 
 names() {	# the four test names of run in_order=$1
-	echo "testpmd in_order=$1: virtio-user port up on /dev/vhost-net, tap0"
+	echo "testpmd in_order=$1: virtio-user port up on /dev/vhost-net, TAP tpmd$1"
 	if [ "$1" = 1 ]; then
 		echo "testpmd in_order=1: VIRTIO_F_IN_ORDER acked by the device"
 	else
 		echo "testpmd in_order=0: VIRTIO_F_IN_ORDER not acked"
 	fi
-	echo "testpmd in_order=$1: txonly $TX_LEN B: tap0 took every frame sent"
-	echo "testpmd in_order=$1: rxonly: every frame injected into tap0 received"
+	echo "testpmd in_order=$1: txonly $TX_LEN B: the TAP took every frame sent"
+	echo "testpmd in_order=$1: rxonly: every frame injected into the TAP received"
 }
 
 skip_all() {	# skip_all REASON
@@ -92,13 +91,21 @@ compgen -G "/usr/lib/*/dpdk/pmds-*/librte_net_virtio.so*" > /dev/null ||
 [ -c /dev/vhost-net ] || skip_all "no /dev/vhost-net"
 
 tmp=$(mktemp -d)
-pid=
+pid='' pids=()
+# testpmd processes that quit: at most 30 s more, then killed (quietly: no
+# job status line from bash).
 cleanup() {
+	local p end=$((SECONDS + 30))
+
 	exec 3>&- 2> /dev/null
-	if [ -n "$pid" ]; then
-		kill -KILL "$pid" 2> /dev/null
-		wait "$pid" 2> /dev/null
-	fi
+	[ -n "$pid" ] && kill -KILL "$pid"
+	for p in "${pids[@]}"; do
+		while kill -0 "$p" && [ "$SECONDS" -lt "$end" ]; do
+			sleep 0.2
+		done
+		kill -KILL "$p"
+	done
+	wait
 	rm -rf "$tmp"
 }
 trap cleanup EXIT
@@ -136,7 +143,7 @@ devname() {
 }
 
 up() {
-	kill -0 "$pid" 2> /dev/null && [ -e /sys/class/net/tap0 ] && [ -n "$(devname)" ] &&
+	kill -0 "$pid" 2> /dev/null && [ -e "/sys/class/net/$tap" ] && [ -n "$(devname)" ] &&
 		grep -q '^Port 0: ' "$log"
 }
 
@@ -154,18 +161,18 @@ port_stats() {
 		blk == want && /######## *$/ && !/NIC/ { exit }' "$log"
 }
 
-# Frames into tap0 through a packet socket, at most 64 not yet taken by
-# vhost-net (tap0's tx_packets), so that tun's queue never overflows.
+# Frames into the TAP through a packet socket, at most 64 not yet taken by
+# vhost-net (the TAP's tx_packets), so that tun's queue never overflows.
 inject() {	# inject COUNT LEN: prints the frames sent
-	python3 - "$1" "$2" << 'EOF'
+	python3 - "$tap" "$1" "$2" << 'EOF'
 import socket, sys, time
-count, size = int(sys.argv[1]), int(sys.argv[2])
-stat = '/sys/class/net/tap0/statistics/tx_packets'
+tap, count, size = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+stat = '/sys/class/net/%s/statistics/tx_packets' % tap
 def taken():
     with open(stat) as f:
         return int(f.read())
 s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW)
-s.bind(('tap0', 0))
+s.bind((tap, 0))
 hdr = bytes.fromhex('020000000002' '020000000001' '88b5')
 base, sent = taken(), 0
 while sent < count:
@@ -184,12 +191,15 @@ rx_above() { [ "$(val "$SYS"/rx_packets)" -gt "$1" ]; }
 tx_reached() { [ $(( $(val "$SYS"/tx_packets) - $1 )) -ge "$2" ]; }
 gone() { ! kill -0 "$pid" 2> /dev/null; }
 up_or_gone() { up || gone; }
+stats_out() { port_stats "$1" | grep -q '^TX_bytes='; }
 
 run() {	# run IN_ORDER
 	local io=$1 dev feat sysfeat a b c i sent st1 st2 msgs names_=()
-	local tx_pk tx_by rx_pk rx_by d A B C t0 t_up t_tx
+	local tx_pk tx_by rx_pk rx_by d A B C t0 t_up
 
 	mapfile -t names_ < <(names "$io")
+	tap=tpmd$io
+	SYS=/sys/class/net/$tap/statistics
 	log=$tmp/testpmd-$io.log
 	rm -f "$tmp/cmd"
 	mkfifo "$tmp/cmd"
@@ -197,7 +207,7 @@ run() {	# run IN_ORDER
 	# in order with the commands.  The forwarding lcore is 1.
 	stdbuf -oL "$TESTPMD" -l 0,1 --no-huge -m 64 --no-pci --no-shconf \
 		--log-level=pmd.net.virtio.init:info \
-		--vdev="virtio_user0,path=/dev/vhost-net,queue_size=1024,iface=tap0,in_order=$io" -- \
+		--vdev="virtio_user0,path=/dev/vhost-net,queue_size=1024,iface=$tap,in_order=$io" -- \
 		-i --nb-cores=1 --txq=1 --rxq=1 --txd=1024 --rxd=1024 --burst=32 \
 		--total-num-mbufs=4096 --no-mlockall --disable-link-check \
 		< "$tmp/cmd" > "$log" 2>&1 &
@@ -219,18 +229,7 @@ run() {	# run IN_ORDER
 	dev=$(devname)
 	ok "${names_[0]} ($dev)"
 
-	# TX: txonly for at least TX_SECS from the first frame on, then stop;
-	# tap0's counters settle when the worker has emptied the ring.
-	ip link set tap0 up
-	a=$(tap_snap)
-	cmd "set fwd txonly"
-	cmd "set txpkts $TX_LEN"
-	cmd "start"
-	wait_for 60 rx_above "${a%% *}"
-	t_tx=$SECONDS
-
-	# Meanwhile, what the device acked: vhostctl (generic netlink), and
-	# sysfs.
+	# What the device acked: vhostctl (generic netlink), and sysfs.
 	feat=$("$VHOSTCTL" -j dev show "$dev" 2> "$tmp/err" | jq -r '.[0].features')
 	sysfeat=$(val "/sys/class/vhost/$dev/features")
 	msgs=()
@@ -246,8 +245,15 @@ run() {	# run IN_ORDER
 	grep -i 'using .* path' "$log" | diag
 	result "${names_[1]}" "${msgs[@]}"
 
-	i=$((TX_SECS - (SECONDS - t_tx)))
-	[ "$i" -gt 0 ] && sleep "$i"
+	# TX: txonly for TX_SECS from the first frame on, then stop;
+	# the TAP's counters settle when the worker has emptied the ring.
+	ip link set "$tap" up
+	a=$(tap_snap)
+	cmd "set fwd txonly"
+	cmd "set txpkts $TX_LEN"
+	cmd "start"
+	wait_for 60 rx_above "${a%% *}"
+	sleep "$TX_SECS"
 	cmd "stop"
 	st1=
 	for i in $(seq 1 50); do
@@ -259,7 +265,7 @@ run() {	# run IN_ORDER
 	cmd "show port stats 0"
 	b=$(tap_snap)
 
-	# RX: rxonly while a packet socket injects RX_FRAMES frames into tap0.
+	# RX: rxonly while a packet socket injects RX_FRAMES frames into the TAP.
 	cmd "set fwd rxonly"
 	cmd "start"
 	sent=$(inject "$RX_FRAMES" "$RX_LEN")
@@ -268,45 +274,44 @@ run() {	# run IN_ORDER
 	cmd "stop"
 	cmd "show port stats 0"
 	c=$(tap_snap)
+	# Once the statistics are out, testpmd quits (some 14 s under TCG)
+	# while the next run starts; the TAPs differ.
+	wait_for 30 stats_out 2 || echo "no second port statistics from testpmd" | diag
 	cmd "quit"
 	exec 3>&-
-	if ! wait_for 60 gone; then
-		echo "testpmd did not quit" | diag
-		kill -KILL "$pid" 2> /dev/null
-	fi
-	wait "$pid" 2> /dev/null
+	pids+=("$pid")
 	pid=
 	echo "in_order=$io: port up after ${t_up}s, all done after $((SECONDS - t0))s" | diag
 
-	# TX: testpmd's port counters (first block) against tap0's RX.
+	# TX: testpmd's port counters (first block) against the TAP's RX.
 	eval "$(port_stats 1 | sed 's/^/s1_/')"
 	read -ra A <<< "$a"
 	read -ra B <<< "$b"
 	read -ra C <<< "$c"
 	tx_pk=$(( B[0] + B[2] - A[0] - A[2] ))
 	tx_by=$(( B[1] - A[1] ))
-	d="testpmd TX-packets ${s1_TX_packets:-?} TX-bytes ${s1_TX_bytes:-?}; tap0 rx_packets+rx_dropped $tx_pk rx_bytes $tx_by (rx_dropped $(( B[2] - A[2] )))"
+	d="testpmd TX-packets ${s1_TX_packets:-?} TX-bytes ${s1_TX_bytes:-?}; $tap rx_packets+rx_dropped $tx_pk rx_bytes $tx_by (rx_dropped $(( B[2] - A[2] )))"
 	echo "$d" | diag
 	msgs=()
 	[ "${s1_TX_packets:-0}" -gt 0 ] || msgs+=("no TX-packets from testpmd")
 	[ "${s1_TX_packets:-x}" = "$tx_pk" ] || msgs+=("packets differ")
 	[ "${s1_TX_bytes:-x}" = "$tx_by" ] && [ "$tx_by" = $((tx_pk * TX_LEN)) ] ||
 		msgs+=("bytes differ (want $((tx_pk * TX_LEN)))")
-	[ $(( B[2] - A[2] )) = 0 ] || msgs+=("tap0 dropped frames")
+	[ $(( B[2] - A[2] )) = 0 ] || msgs+=("$tap dropped frames")
 	result "${names_[2]}" "${msgs[@]}"
 
-	# RX: the sender's count, tap0's TX and testpmd's RX (second block
+	# RX: the sender's count, the TAP's TX and testpmd's RX (second block
 	# less the first).
 	eval "$(port_stats 2 | sed 's/^/s2_/')"
 	rx_pk=$(( ${s2_RX_packets:-0} - ${s1_RX_packets:-0} ))
 	rx_by=$(( ${s2_RX_bytes:-0} - ${s1_RX_bytes:-0} ))
-	echo "sent ${sent:-?}; tap0 tx_packets $(( C[3] - B[3] )) tx_bytes $(( C[4] - B[4] )) tx_dropped $(( C[5] - B[5] )); testpmd RX-packets $rx_pk RX-bytes $rx_by" | diag
+	echo "sent ${sent:-?}; $tap tx_packets $(( C[3] - B[3] )) tx_bytes $(( C[4] - B[4] )) tx_dropped $(( C[5] - B[5] )); testpmd RX-packets $rx_pk RX-bytes $rx_by" | diag
 	msgs=()
 	[ "${sent:-0}" = "$RX_FRAMES" ] || msgs+=("sent ${sent:-none} of $RX_FRAMES")
-	[ $(( C[3] - B[3] )) = "$RX_FRAMES" ] || msgs+=("tap0 passed $(( C[3] - B[3] )) to vhost-net")
+	[ $(( C[3] - B[3] )) = "$RX_FRAMES" ] || msgs+=("$tap passed $(( C[3] - B[3] )) to vhost-net")
 	[ "$rx_pk" = "$RX_FRAMES" ] || msgs+=("testpmd received $rx_pk")
 	[ "$rx_by" = $((RX_FRAMES * RX_LEN)) ] || msgs+=("testpmd RX-bytes $rx_by, want $((RX_FRAMES * RX_LEN))")
-	[ $(( C[5] - B[5] )) = 0 ] || msgs+=("tap0 dropped frames")
+	[ $(( C[5] - B[5] )) = 0 ] || msgs+=("$tap dropped frames")
 	result "${names_[3]}" "${msgs[@]}"
 	unset s1_TX_packets s1_TX_bytes s1_RX_packets s1_RX_bytes
 	unset s2_TX_packets s2_TX_bytes s2_RX_packets s2_RX_bytes
@@ -314,7 +319,5 @@ run() {	# run IN_ORDER
 
 for v in $runs; do
 	run "$v"
-	# the next testpmd makes tap0 anew
-	wait_for 10 test ! -e /sys/class/net/tap0
 done
 exit $rc
