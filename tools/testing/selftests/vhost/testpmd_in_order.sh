@@ -21,6 +21,7 @@
 set -uo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
+. "$here/vhost_lib.sh"
 VHOSTCTL=${VHOSTCTL:-$here/../../../vhostctl/vhostctl}
 KSFT_SKIP=4
 FEATURE_IN_ORDER=35
@@ -119,16 +120,6 @@ tap_snap() {	# tap_snap: "rx_packets rx_bytes rx_dropped tx_packets tx_bytes tx_
 		out+="$(val "$SYS/$s") "
 	done
 	echo "$out"
-}
-
-wait_for() {	# wait_for SECONDS CMD...: until CMD succeeds
-	local end=$((SECONDS + $1))
-
-	shift
-	until "$@"; do
-		[ "$SECONDS" -ge "$end" ] && return 1
-		sleep 0.2
-	done
 }
 
 # The vhost device of testpmd's /dev/vhost-net fd: "vhost-name:" in fdinfo.

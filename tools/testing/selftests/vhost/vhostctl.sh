@@ -26,6 +26,7 @@ while getopts "t:" opt; do
 done
 
 here=$(cd "$(dirname "$0")" && pwd)
+. "$here/vhost_lib.sh"
 top=$(cd "$here/../../../.." && pwd)
 KSFT_SKIP=4
 
@@ -78,16 +79,6 @@ ynl() {
 
 	[ -z "$ynl_checked" ] && schema=(--schema "$YNL_SCHEMA") && ynl_checked=1
 	"$PY" "$YNL_CLI" --spec "$YNL_SPEC" "${schema[@]}" --output-json "$@"
-}
-
-wait_for() {	# wait_for SECONDS CMD...: until CMD succeeds
-	local end=$((SECONDS + $1))
-
-	shift
-	until "$@"; do
-		[ "$SECONDS" -ge "$end" ] && return 1
-		sleep 0.1
-	done
 }
 
 # Python helpers: JSON queries and the comparisons with sysfs and text.
