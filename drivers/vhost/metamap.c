@@ -935,16 +935,21 @@ fault:
 /*
  * The descriptors of the first n heads of the batch that are whole chains,
  * in one uaccess section; how many heads are done (a fault stops at the
- * head whose descriptor it hit).
+ * head whose descriptor it hit).  In order the heads are not in the batch
+ * yet: they are the table entries from vq->next_avail_head on, each the
+ * head of a chain, up to the first chain of several descriptors, which
+ * ends the batch (vhost_metamap_in_order_run()).
  */
 static noinline unsigned int vhost_metamap_user_descs(struct vhost_virtqueue *vq,
-						      unsigned int n)
+						      unsigned int n,
+						      bool in_order)
 {
 	struct vhost_metamap_batch *b = &vq->metamap.batch;
+	__virtio16 next = cpu_to_vhost16(vq, VRING_DESC_F_NEXT);
 	__virtio16 whole = cpu_to_vhost16(vq, VRING_DESC_F_NEXT |
 					      VRING_DESC_F_INDIRECT);
 	const struct vring_desc __user *table = vq->desc, *u;
-	unsigned int num = vq->num, k, i;
+	unsigned int num = vq->num, first = vq->next_avail_head, k, i;
 	struct vring_desc *d;
 
 	if (!access_ok(table, num * sizeof(*table)))
@@ -955,7 +960,12 @@ static noinline unsigned int vhost_metamap_user_descs(struct vhost_virtqueue *vq
 		return 0;
 	for (k = 0; k < n; k++) {
 		b->didx[k] = VHOST_METAMAP_NO_DESC;
-		i = vhost16_to_cpu(vq, b->head[k]);
+		if (in_order) {
+			i = (first + k) & (num - 1);
+			b->head[k] = cpu_to_vhost16(vq, i);
+		} else {
+			i = vhost16_to_cpu(vq, b->head[k]);
+		}
 		if (unlikely(i >= num))
 			continue;	/* vhost_get_vq_desc() says what is wrong */
 		u = &table[array_index_nospec(i, num)];
@@ -966,6 +976,8 @@ static noinline unsigned int vhost_metamap_user_descs(struct vhost_virtqueue *vq
 		unsafe_get_user(d->next, &u->next, fault);
 		if (!(d->flags & whole))
 			b->didx[k] = i;
+		else if (in_order && (d->flags & next))
+			n = k + 1;	/* the last this batch keeps */
 	}
 	user_read_access_end();
 	return n;
@@ -988,23 +1000,17 @@ static unsigned int vhost_metamap_fill_user(struct vhost_virtqueue *vq,
 					    u16 idx)
 {
 	struct vhost_metamap *map = &vq->metamap;
-	struct vhost_metamap_batch *b = &map->batch;
-	unsigned int n, k;
+	unsigned int n;
 
 	might_fault();
 	vhost_metamap_batch_start(vq, idx);
 	n = vhost_metamap_batch_len(vq, idx, vq->num);
 	if (vhost_metamap_in_order(vq)) {
-		/* The heads counted, their descriptors read as any. */
-		for (k = 0; k < n; k++)
-			b->head[k] = cpu_to_vhost16(vq, (vq->next_avail_head + k) &
-						    (vq->num - 1));
-		n = vhost_metamap_user_descs(vq, n);
-		n = vhost_metamap_in_order_run(vq, 0, n, vq->next_avail_head);
+		n = vhost_metamap_user_descs(vq, n, true);
 	} else {
 		n = vhost_metamap_user_heads(vq, idx, n);
 		if (n)
-			n = vhost_metamap_user_descs(vq, n);
+			n = vhost_metamap_user_descs(vq, n, false);
 	}
 	map->batch.n = n;
 	if (n)		/* one that faulted before reading anything is none */
