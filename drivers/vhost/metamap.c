@@ -940,9 +940,9 @@ fault:
  * head of a chain, up to the first chain of several descriptors, which
  * ends the batch (vhost_metamap_in_order_run()).
  */
-static noinline unsigned int vhost_metamap_user_descs(struct vhost_virtqueue *vq,
-						      unsigned int n,
-						      bool in_order)
+static __always_inline unsigned int
+__vhost_metamap_user_descs(struct vhost_virtqueue *vq, unsigned int n,
+			   const bool in_order)
 {
 	struct vhost_metamap_batch *b = &vq->metamap.batch;
 	__virtio16 next = cpu_to_vhost16(vq, VRING_DESC_F_NEXT);
@@ -986,6 +986,19 @@ fault:
 	return k;
 }
 
+/* One copy of the section each, so that the plain one tests no order. */
+static noinline unsigned int vhost_metamap_user_descs(struct vhost_virtqueue *vq,
+						      unsigned int n)
+{
+	return __vhost_metamap_user_descs(vq, n, false);
+}
+
+static noinline unsigned int
+vhost_metamap_user_descs_in_order(struct vhost_virtqueue *vq, unsigned int n)
+{
+	return __vhost_metamap_user_descs(vq, n, true);
+}
+
 /*
  * The read-ahead through uaccess: the heads and descriptors
  * vhost_metamap_fill() reads through the map, in one uaccess section for
@@ -1006,11 +1019,11 @@ static unsigned int vhost_metamap_fill_user(struct vhost_virtqueue *vq,
 	vhost_metamap_batch_start(vq, idx);
 	n = vhost_metamap_batch_len(vq, idx, vq->num);
 	if (vhost_metamap_in_order(vq)) {
-		n = vhost_metamap_user_descs(vq, n, true);
+		n = vhost_metamap_user_descs_in_order(vq, n);
 	} else {
 		n = vhost_metamap_user_heads(vq, idx, n);
 		if (n)
-			n = vhost_metamap_user_descs(vq, n, false);
+			n = vhost_metamap_user_descs(vq, n);
 	}
 	map->batch.n = n;
 	if (n)		/* one that faulted before reading anything is none */
