@@ -35,6 +35,7 @@ struct vq {
 	unsigned int num;
 	bool event_idx;
 	bool indirect;
+	uint16_t base;			/* the indices' start, vnet_opts.ring_base */
 	struct vring_desc *desc;
 	struct vring_avail *avail;
 	struct vring_used *used;
@@ -80,6 +81,12 @@ struct vnet_opts {
 	bool iotlb;			/* VIRTIO_F_ACCESS_PLATFORM, IOVA == VA */
 	bool in_order;			/* VIRTIO_F_IN_ORDER, see struct vq */
 	bool rx_manual;			/* vnet_rx_one() posts no buffers */
+	/*
+	 * Where both queues' avail and used indices start (VHOST_SET_VRING_BASE
+	 * and the rings' idx fields), as if the driver had run that far: a
+	 * base a few entries below 65536 crosses the 16-bit wrap at once.
+	 */
+	uint16_t ring_base;
 	size_t buf_size;		/* per-buffer size, default 2048 */
 	const struct vring_layout *layout[2];	/* optional ring placement */
 };
@@ -229,7 +236,8 @@ int vnet_iotlb_identity(int vhost_fd);
  * kmsg_splats() reads the records logged since: it returns how many look
  * like a kernel splat (the patterns scripts/scan-splat fails on, and GUP's
  * userfaultfd complaint), copies the first into what (if len), and prints
- * each as a KTAP comment (every record if log_all).
+ * each as a KTAP comment (every record if log_all).  It fails closed: a
+ * log it cannot read (fd < 0, a read error) counts as a splat.
  */
 int kmsg_open(void);
 int kmsg_splats(int fd, char *what, size_t len, bool log_all);
