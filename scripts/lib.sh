@@ -21,3 +21,50 @@ patches_hash() {
 	find "$TOP/patches" -name '*.patch' -print0 | sort -z |
 		xargs -0r cat | sha1sum | cut -c1-40
 }
+
+# metamap_mode_set MODE PARAM: write a metadata mode to the module parameter
+# and read it back; 0 only if PARAM now says MODE.
+metamap_mode_set() {
+	echo "$1" > "$2" 2>/dev/null && [ "$(cat "$2" 2>/dev/null)" = "$1" ]
+}
+
+# guest_results LOG TAG SMAP STATUS CONSOLE: append to LOG, after the
+# guest's own results, the results a guest run adds of itself, numbered on
+# from the last: the SMAP mode its cpu really has (from the "vm: ...
+# smap=X (from /proc/cpuinfo)" line vm-init prints), a console log free of
+# splats (a missing log is not a clean one), and the guest's end: status
+# 0, or 1 with a failure among its results; anything else (killed by
+# the timeout: 124, never finished its command: 125) is a failure.
+guest_results() {
+	local out=$1 tag=$2 smap=$3 st=$4 console=$5 n seen why
+	n=$(grep -c -E '^\[[^]]*\] (not )?ok [0-9]+ ' "$out")
+	seen=$(sed -n 's/^vm: .*smap=\([a-z]*\) (from \/proc\/cpuinfo)$/\1/p' "$out")
+	n=$((n + 1))
+	if [ "$seen" = "$smap" ]; then
+		echo "[$tag] ok $n guest cpu has smap=$smap" >> "$out"
+	else
+		echo "[$tag] not ok $n guest cpu has smap=$smap (it has '${seen:-?}')" >> "$out"
+	fi
+	n=$((n + 1))
+	if "$TOP/scripts/scan-splat" "$console" 2>/dev/null; then
+		echo "[$tag] ok $n kernel log free of splats" >> "$out"
+	elif [ -r "$console" ]; then
+		echo "[$tag] not ok $n kernel log free of splats" >> "$out"
+	else
+		echo "[$tag] not ok $n kernel log free of splats (no console log $console)" >> "$out"
+	fi
+	n=$((n + 1))
+	case "$st" in
+	0) why= ;;
+	1) grep -q -E '^\[[^]]*\] not ok [0-9]+ ' "$out" && why= ||
+		why="exit 1 with no failed result" ;;
+	124) why="killed by its timeout" ;;
+	125) why="did not finish its command (status 125)" ;;
+	*) why="exit $st" ;;
+	esac
+	if [ -z "$why" ]; then
+		echo "[$tag] ok $n guest ran its command to the end (exit $st)" >> "$out"
+	else
+		echo "[$tag] not ok $n guest ran its command to the end: $why" >> "$out"
+	fi
+}
