@@ -98,12 +98,17 @@ static void vq_reset_state(struct vq *vq)
 	for (i = 0; i < vq->num; i++)
 		vq->next_free[i] = i + 1;
 	if (vq->in_order) {
+		/*
+		 * The ring of descriptors goes on where the avail ring is:
+		 * at a base, as after chains of one descriptor up to it.
+		 */
+		vq->free_head = vq->base % vq->num;
 		vq->next_free[vq->num - 1] = 0;
 		/* An entry the device did not write is never taken for new. */
 		for (i = 0; i < vq->num; i++)
 			vq->used->ring[i].id = VQ_USED_POISON;
 	}
-	vq->used_head = 0;
+	vq->used_head = vq->free_head;
 	vq->batch_last = -1;
 	vq->batch_len = 0;
 	vq->used_reads = 0;
