@@ -51,6 +51,40 @@ static const size_t lens[] = { 60, 1514, 200, 777 };
 
 /* ---- helpers shared by the fixtures ------------------------------------ */
 
+
+/*
+ * The device and the map on (or off) for new devices, the old default
+ * mode returned.  /dev/vhost-net and the module parameter are the features
+ * under test: missing, or the parameter read-only, the test fails.  A mode
+ * written but not read back is restored first.
+ */
+static int require_dev(struct __test_metadata *_metadata, bool map)
+{
+	int mode = map ? METAMAP_MAP : METAMAP_OFF, old, r;
+	char why[VNET_WHY_LEN];
+
+	r = access("/dev/vhost-net", R_OK | W_OK) ? -errno : 0;
+	ASSERT_EQ(0, r) TH_LOG("/dev/vhost-net: %s", strerror(-r));
+	old = metamap_require_default(mode, why);
+	ASSERT_LE(0, old) TH_LOG("%s", why);
+	return old;
+}
+
+/* The device's queues took the mode the variant is for. */
+static void expect_dev_mode(struct __test_metadata *_metadata, struct vnet *n,
+			    bool map)
+{
+	struct metamap_stats s;
+	int q, r;
+
+	for (q = 0; q < 2; q++) {
+		r = vnet_metamap_stats(n, q, &s);
+		ASSERT_EQ(0, r) TH_LOG("vq%d fdinfo: %s", q, strerror(-r));
+		ASSERT_EQ(map ? METAMAP_MAP : METAMAP_OFF, s.mode)
+			TH_LOG("vq%d: mode %d", q, s.mode);
+	}
+}
+
 /* Open a device (the module parameter says map or not) on rings at mem. */
 static int dev_open(struct vnet *n, void *mem)
 {
@@ -218,12 +252,7 @@ FIXTURE_SETUP(dirty_log)
 {
 	self->n.vhost_fd = self->n.tap_fd = self->n.sock_fd = -1;
 	self->log_fd = -1;
-	self->old_default = -1;
-	if (access("/dev/vhost-net", R_OK | W_OK))
-		SKIP(return, "/dev/vhost-net: %s", strerror(errno));
-	self->old_default = metamap_set_default(variant->map);
-	if (self->old_default < 0 && variant->map)
-		SKIP(return, "no vhost_metamap module parameter");
+	self->old_default = require_dev(_metadata, variant->map);
 	self->rings_len = vnet_rings_size(NUM);
 	ASSERT_GE(RING_PAGES_MAX * PAGE, self->rings_len);
 	self->rings = vnet_map_anon(self->rings_len);
@@ -440,6 +469,7 @@ static void run_device(struct __test_metadata *_metadata,
 
 	self->seq = 0;
 	ASSERT_EQ(0, dev_open(&self->n, self->rings));
+	expect_dev_mode(_metadata, &self->n, map);
 	fd = self->log_fd;
 	ASSERT_EQ(0, ioctl(self->n.vhost_fd, VHOST_SET_LOG_FD, &fd));
 	madvise(self->log, LOG_LEN, MADV_DONTNEED);	/* all bits clear */
@@ -587,8 +617,6 @@ TEST_F_TIMEOUT(dirty_log, same_bitmap_map_on_and_off, 120)
 {
 	struct dirty_set a, b;
 
-	if (self->old_default < 0)
-		SKIP(return, "no vhost_metamap module parameter");
 	run_device(_metadata, self, variant->map, false, &a);
 	ASSERT_LE(0, metamap_set_default(!variant->map));
 	run_device(_metadata, self, !variant->map, false, &b);
@@ -623,17 +651,13 @@ FIXTURE_SETUP(inval)
 	int r;
 
 	self->n.vhost_fd = self->n.tap_fd = self->n.sock_fd = -1;
-	self->old_default = -1;
-	if (access("/dev/vhost-net", R_OK | W_OK))
-		SKIP(return, "/dev/vhost-net: %s", strerror(errno));
-	self->old_default = metamap_set_default(variant->map);
-	if (self->old_default < 0 && variant->map)
-		SKIP(return, "no vhost_metamap module parameter");
+	self->old_default = require_dev(_metadata, variant->map);
 	self->rings_len = vnet_rings_size(NUM);
 	self->rings = vnet_map_anon(self->rings_len);
 	ASSERT_NE(NULL, self->rings);
 	r = dev_open(&self->n, self->rings);
 	ASSERT_EQ(0, r) TH_LOG("vnet_open: %s", strerror(-r));
+	expect_dev_mode(_metadata, &self->n, variant->map);
 }
 
 FIXTURE_TEARDOWN(inval)
@@ -879,18 +903,14 @@ FIXTURE_SETUP(workers)
 	for (d = 0; d < WORKERS; d++)
 		self->n[d].vhost_fd = self->n[d].tap_fd =
 			self->n[d].sock_fd = -1;
-	self->old_default = -1;
-	if (access("/dev/vhost-net", R_OK | W_OK))
-		SKIP(return, "/dev/vhost-net: %s", strerror(errno));
-	self->old_default = metamap_set_default(variant->map);
-	if (self->old_default < 0 && variant->map)
-		SKIP(return, "no vhost_metamap module parameter");
+	self->old_default = require_dev(_metadata, variant->map);
 	self->rings_len = WORKERS * one;
 	self->rings = vnet_map_anon(self->rings_len);
 	ASSERT_NE(NULL, self->rings);
 	for (d = 0; d < WORKERS; d++) {
 		r = dev_open(&self->n[d], (char *)self->rings + d * one);
 		ASSERT_EQ(0, r) TH_LOG("vnet_open %d: %s", d, strerror(-r));
+		expect_dev_mode(_metadata, &self->n[d], variant->map);
 	}
 }
 

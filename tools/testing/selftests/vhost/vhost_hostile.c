@@ -70,14 +70,15 @@ static void hostile_open(struct __test_metadata *_metadata,
 {
 	struct vnet_opts o = { .ring_num = NUM, .event_idx = true,
 			       .mrg_rxbuf = true, .ring_base = base };
+	char why[VNET_WHY_LEN];
 	int r;
 
 	self->n.vhost_fd = -1;
 	self->n.tap_fd = -1;
 	self->n.sock_fd = -1;
 	self->kmsg = -1;
-	self->old_default = metamap_set_default(map);
-	ASSERT_LE(0, self->old_default) TH_LOG("no writable vhost_metamap module parameter");
+	self->old_default = metamap_require_default(map ? METAMAP_MAP : METAMAP_OFF, why);
+	ASSERT_LE(0, self->old_default) TH_LOG("%s", why);
 	self->kmsg = kmsg_open();
 	ASSERT_LE(0, self->kmsg) TH_LOG("/dev/kmsg: %s", strerror(errno));
 	self->alt_len = NUM * 2048UL;

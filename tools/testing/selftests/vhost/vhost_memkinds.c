@@ -109,18 +109,33 @@ static int open_at(FIXTURE_DATA(memkinds) *self, void *rings, bool fill)
 	return r;
 }
 
+/*
+ * Make mode the default of new devices and return the old default.  The
+ * module parameter is the feature under test: missing or read-only, the
+ * test fails.  A mode written but not read back is restored first.
+ */
+static int require_mode(struct __test_metadata *_metadata, int mode)
+{
+	char why[VNET_WHY_LEN];
+	int old = metamap_require_default(mode, why);
+
+	ASSERT_LE(0, old) TH_LOG("%s", why);
+	return old;
+}
+
 FIXTURE_SETUP(memkinds)
 {
+	int r;
+
 	self->n.vhost_fd = -1;
 	self->n.tap_fd = -1;
 	self->n.sock_fd = -1;
 	self->u.fd = -1;
 	self->u.stop = -1;
-	if (access("/dev/vhost-net", R_OK | W_OK))
-		SKIP(return, "/dev/vhost-net: %s", strerror(errno));
-	self->old_default = metamap_set_default(variant->map);
-	if (self->old_default < 0 && variant->map)
-		SKIP(return, "no vhost_metamap module parameter");
+	r = access("/dev/vhost-net", R_OK | W_OK) ? -errno : 0;
+	ASSERT_EQ(0, r) TH_LOG("/dev/vhost-net: %s", strerror(-r));
+	self->old_default = require_mode(_metadata, variant->map ? METAMAP_MAP :
+								  METAMAP_OFF);
 	self->alloc_len = vnet_rings_size(NUM);
 	self->alloc = vnet_map_anon(self->alloc_len);
 	ASSERT_NE(NULL, self->alloc);
@@ -358,7 +373,9 @@ static void *uffd_run(void *arg)
 /*
  * A userfaultfd with the features asked for (and the faulting thread's id),
  * its handler running, missing faults in [base, base + len) served from a
- * shadow copy (zeroes at first).  0, or a reason to skip in why.
+ * shadow copy (zeroes at first).  0, or -1 with the reason in why:
+ * userfaultfd with these features is in the selftests' config, so a
+ * kernel without it fails the test.
  */
 static int uffd_start(struct uffd_srv *u, uint64_t want, void *base,
 		      size_t len, char *why)
@@ -389,7 +406,7 @@ static int uffd_start(struct uffd_srv *u, uint64_t want, void *base,
 	    pthread_create(&u->thread, NULL, uffd_run, u)) {
 		snprintf(why, VNET_WHY_LEN, "userfaultfd setup: %s",
 			 strerror(errno));
-		return -2;
+		return -1;
 	}
 	u->features = api.features;
 	u->running = true;
@@ -487,8 +504,6 @@ TEST_F_TIMEOUT(memkinds, uffd_missing_before_setup, 120)
 	int kfd, r;
 
 	r = uffd_start(&self->u, 0, self->alloc, self->alloc_len, why);
-	if (r == -1)
-		SKIP(return, "%s", why);
 	ASSERT_EQ(0, r) TH_LOG("%s", why);
 	kfd = kmsg_open();
 	ASSERT_EQ(0, uffd_register(&self->u, self->alloc, self->alloc_len,
@@ -525,8 +540,6 @@ TEST_F_TIMEOUT(memkinds, uffd_missing_after_map_dontneed, 120)
 	for (q = 0; q < 2; q++)
 		expect_mapped(_metadata, self, variant, q);
 	r = uffd_start(&self->u, 0, self->alloc, self->alloc_len, why);
-	if (r == -1)
-		SKIP(return, "%s", why);
 	ASSERT_EQ(0, r) TH_LOG("%s", why);
 	ASSERT_EQ(0, uffd_register(&self->u, self->alloc, self->alloc_len,
 				   UFFDIO_REGISTER_MODE_MISSING));
@@ -585,8 +598,6 @@ TEST_F_TIMEOUT(memkinds, uffd_wp_used_before_setup, 120)
 	used = PAGE_DOWN(l[VNET_TX].used);
 	r = uffd_start(&self->u, UFFD_FEATURE_PAGEFAULT_FLAG_WP, self->alloc,
 		       self->alloc_len, why);
-	if (r == -1)
-		SKIP(return, "%s", why);
 	ASSERT_EQ(0, r) TH_LOG("%s", why);
 	kfd = kmsg_open();
 	ASSERT_EQ(0, uffd_register(&self->u, used, PAGE,
@@ -618,8 +629,6 @@ TEST_F_TIMEOUT(memkinds, uffd_wp_used_after_map, 120)
 	used = PAGE_DOWN(vq->used);
 	r = uffd_start(&self->u, UFFD_FEATURE_PAGEFAULT_FLAG_WP, self->alloc,
 		       self->alloc_len, why);
-	if (r == -1)
-		SKIP(return, "%s", why);
 	ASSERT_EQ(0, r) TH_LOG("%s", why);
 	ASSERT_EQ(0, uffd_register(&self->u, used, PAGE,
 				   UFFDIO_REGISTER_MODE_WP));
@@ -639,13 +648,13 @@ TEST_F_TIMEOUT(memkinds, uffd_wp_used_after_map, 120)
 TEST_F(memkinds, memfd_secret_rings)
 {
 	size_t len = vnet_rings_size(NUM);
-	int fd = syscall(__NR_memfd_secret, O_CLOEXEC);
+	int fd = syscall(__NR_memfd_secret, O_CLOEXEC), err = errno;
 	void *p;
 
-	if (fd < 0)
-		SKIP(return, "memfd_secret: %s%s", strerror(errno),
-		     errno == ENOSYS ?
-		     " (CONFIG_SECRETMEM off or secretmem.enable=0)" : "");
+	/* CONFIG_SECRETMEM is in the selftests' config, enabled by default */
+	ASSERT_LE(0, fd) TH_LOG("memfd_secret: %s%s", strerror(err),
+				err == ENOSYS ?
+				" (CONFIG_SECRETMEM off or secretmem.enable=0)" : "");
 	ASSERT_EQ(0, ftruncate(fd, len));
 	p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 	close(fd);
@@ -729,12 +738,12 @@ static void hwpoison_tx(struct __test_metadata *_metadata,
 	pthread_t t;
 	int kfd, r;
 
-	if (geteuid())
-		SKIP(return, "MADV_HWPOISON needs CAP_SYS_ADMIN");
-	if (access("/proc/sys/vm/memory_failure_early_kill", F_OK))
-		SKIP(return, "no CONFIG_MEMORY_FAILURE");
-	if (read_long("/proc/sys/vm/memory_failure_recovery") != 1)
-		SKIP(return, "vm.memory_failure_recovery is not 1: would panic");
+	/* CONFIG_MEMORY_FAILURE is in the selftests' config */
+	ASSERT_EQ(0, geteuid()) TH_LOG("MADV_HWPOISON needs CAP_SYS_ADMIN");
+	ASSERT_EQ(0, access("/proc/sys/vm/memory_failure_early_kill", F_OK))
+		TH_LOG("no CONFIG_MEMORY_FAILURE");
+	ASSERT_EQ(1, read_long("/proc/sys/vm/memory_failure_recovery"))
+		TH_LOG("vm.memory_failure_recovery is not 1: poisoning would panic");
 	ASSERT_EQ(0, open_at(self, self->alloc, true));
 	traffic(_metadata, self, 200);
 	expect_mapped(_metadata, self, variant, VNET_TX);
@@ -755,12 +764,10 @@ static void hwpoison_tx(struct __test_metadata *_metadata,
 	ASSERT_EQ(0, pthread_create(&t, NULL, rx_bg_run, &rx));
 	usleep(50000);
 	kfd = kmsg_open();
-	r = madvise(page, PAGE, MADV_HWPOISON);
-	if (r && errno == EINVAL) {
+	r = madvise(page, PAGE, MADV_HWPOISON) ? -errno : 0;
+	if (r)
 		pthread_join(t, NULL);
-		SKIP(return, "MADV_HWPOISON: EINVAL (no CONFIG_MEMORY_FAILURE)");
-	}
-	EXPECT_EQ(0, r) TH_LOG("MADV_HWPOISON: %s", strerror(errno));
+	ASSERT_EQ(0, r) TH_LOG("MADV_HWPOISON: %s", strerror(-r));
 	TH_LOG("SIGBUS on poisoning: %d, si_code %d (BUS_MCEERR_AR %d), addr %p, page %p",
 	       (int)sigbus_count, sigbus_code, BUS_MCEERR_AR, sigbus_addr,
 	       page);

@@ -1315,7 +1315,7 @@ int metamap_mode_parse(const char *s)
 int metamap_get_default(void)
 {
 	char buf[16] = "";
-	FILE *f = fopen("/sys/module/vhost_metamap/parameters/mode", "r");
+	FILE *f = fopen(METAMAP_PARAM, "r");
 	int ok;
 
 	if (!f)
@@ -1330,9 +1330,29 @@ int metamap_set_default(int mode)
 	int old = metamap_get_default();
 
 	if (old < 0 || mode < 0 || mode >= (int)ARRAY_SIZE(metamap_mode_names) ||
-	    write_str("/sys/module/vhost_metamap/parameters/mode",
-		      metamap_mode_names[mode]))
+	    write_str(METAMAP_PARAM, metamap_mode_names[mode]))
 		return -1;
+	return old;
+}
+
+int metamap_require_default(int mode, char *why)
+{
+	static const char *const p = METAMAP_PARAM;
+	int old = metamap_set_default(mode), now;
+
+	if (old < 0) {
+		snprintf(why, VNET_WHY_LEN, "%s: %s", p,
+			 access(p, F_OK) ? "missing (no vhost_metamap module with a mode parameter)" :
+			 access(p, W_OK) ? "not writable" : "the write failed");
+		return -1;
+	}
+	now = metamap_get_default();
+	if (now != mode) {
+		metamap_set_default(old);
+		snprintf(why, VNET_WHY_LEN, "%s: mode %d written, %d read back",
+			 p, mode, now);
+		return -1;
+	}
 	return old;
 }
 

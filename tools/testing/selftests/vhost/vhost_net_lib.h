@@ -216,6 +216,14 @@ int metamap_mode_parse(const char *s);
 int metamap_set_default(int mode);
 /* The default mode for new devices, METAMAP_*, or -1. */
 int metamap_get_default(void);
+#define METAMAP_PARAM "/sys/module/vhost_metamap/parameters/mode"
+/*
+ * The tests' way to set it: the module parameter is a feature under test,
+ * so the old default, or -1 with the reason in why[VNET_WHY_LEN]: the
+ * parameter missing, read-only, the write failing, or another mode read
+ * back (the old one is then restored).
+ */
+int metamap_require_default(int mode, char *why);
 
 /* Standard ring layout of both queues in caller memory of vnet_rings_size. */
 size_t vnet_rings_size(unsigned int num);
