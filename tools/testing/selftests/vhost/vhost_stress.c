@@ -28,13 +28,30 @@
  *
  * The admin process sets every tunable of random devices, dumps devices
  * and statistics, reads sysfs, and subscribes to and leaves the monitor
- * group.  A failure is a byte mismatch, a device that does not work again
- * after a rebuild, counters that do not add up, an admin request that
- * fails where it must not, a process that cannot be killed or does not
- * stop, or a kernel splat.  The output is KTAP, with the seed first and, on
- * a failure, the last operations of every thread.
+ * group; the supervisor watches it as it watches the workers, and starts it
+ * again when it ends (a failure, unless it ended reporting one).
  *
- *   vhost_stress [-s SECONDS] [-S SEED] [-p PROCS] [-q]
+ * A failure is a byte mismatch, a device that does not work again after a
+ * rebuild or that no rebuild brings back, counters that do not add up, an
+ * admin request that fails where it must not (or no admin plane at all), a
+ * process that cannot be killed or does not stop, a process that ends by a
+ * signal or an exit status it did not intend (named with the operation
+ * each of its threads was doing), an operation kind that never succeeded in
+ * a run of 60 s or more, or a kernel splat.  The output is KTAP: the seed
+ * first, the operations that ran and succeeded per kind, the results (each
+ * after the reasons it failed), a skip per operation kind the machine
+ * cannot do (its reason from skip-reasons) and, on a failure, the last
+ * operations of every thread of the process that failed.
+ *
+ *   vhost_stress [-s SECONDS] [-S SEED] [-p PROCS] [-q] [-x OP,...]
+ *
+ * For the harness's own tests, -X WHAT injects one fault of the kind a
+ * broken vhost would cause, a few seconds into the run, so that the result
+ * that must catch it can be seen failing: segv (a worker's chaos thread
+ * writes through a NULL pointer), abort (a worker's mm thread aborts), bus
+ * (a SIGBUS no hwpoison explains), kill (a SIGKILL not the supervisor's),
+ * exit (a worker exits 3 without a word), admin (the admin process writes
+ * through a NULL pointer), rebuild (every rebuild of a chaos device fails).
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -58,6 +75,7 @@
 #include <sys/eventfd.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -75,6 +93,7 @@
 #define MADV_COLD 20
 #endif
 
+#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 #define PAGE 4096UL
 #define HUGE (2UL << 20)
 #define MAX_PROCS 16
@@ -91,12 +110,22 @@
 #define KCOV_WORDS (1 << 16)	/* a thread's trace buffer, in PCs */
 #define PCSET (1 << 17)		/* distinct PCs the run can count */
 
+#define REBUILD_GIVE_UP_MS 20000	/* a chaos device no rebuild brings back */
+#define REBUILD_GIVE_UP_TRIES 10
+#define ALL_KINDS_SECONDS 60	/* runs this long: every kind must succeed */
+#define INJECT_MS 3000		/* -X: when */
+
 enum thr { T_CHECK, T_CHAOS, T_MM, T_SIG, NTHR };
 static const char *const thr_name[NTHR] = { "check", "chaos", "mm", "sig" };
 
-/* Every operation kind, by the name -x takes and the report shows. */
+/*
+ * Every operation kind, by the name -x takes and the report shows.  The
+ * rings-* kinds are the ring memory of the devices a worker opens: ran when
+ * asked for, succeeded when the rings got memory of that kind.
+ */
 #define OPS(X)								\
-	X(CHECK, "check")		X(SET_OWNER, "set-owner")	\
+	X(CHECK, "check")		X(UFFD_REFAULT, "uffd-refault") \
+	X(SET_OWNER, "set-owner")					\
 	X(RESET_OWNER, "reset-owner")	X(MEM_TABLE, "set-mem-table")	\
 	X(FEATURES, "set-features")	X(VRING_NUM, "set-vring-num")	\
 	X(VRING_ADDR, "set-vring-addr")	X(VRING_BASE, "set-vring-base") \
@@ -119,7 +148,14 @@ static const char *const thr_name[NTHR] = { "check", "chaos", "mm", "sig" };
 	X(ADM_DUMP, "adm-dump")		X(ADM_STATS, "adm-stats")	\
 	X(ADM_GET, "adm-get")		X(ADM_SET, "adm-set")		\
 	X(ADM_MONITOR, "adm-monitor")	X(SYSFS, "sysfs")		\
-	X(KILL, "kill")			X(OOM, "oom")
+	X(KILL, "kill")			X(OOM, "oom")			\
+	X(RINGS_ANON, "rings-anon")	X(RINGS_MEMFD, "rings-memfd")	\
+	X(RINGS_HUGETLB, "rings-hugetlb") X(RINGS_UFFD, "rings-uffd")
+
+/* The results, in the order they are printed: see result_name[]. */
+enum {
+	R_TRAFFIC, R_COUNTERS, R_PROCS, R_ADMIN, R_SPLAT, R_ENDS, R_KINDS, R_NUM
+};
 
 #define X_ENUM(e, s) OP_##e,
 #define X_NAME(e, s) s,
@@ -135,12 +171,32 @@ struct op_rec {
 
 struct tlog {
 	uint32_t n;
+	uint16_t cur;			/* the operation begun last */
+	bool busy;			/* ... and not finished */
 	struct op_rec e[LOG_N];
 };
 
+/*
+ * How a process ended by a signal, as its own handler saw it (see
+ * on_fatal()): the supervisor names the signal and the operation.
+ */
+struct death {
+	int sig;			/* 0: none recorded */
+	int code;			/* si_code */
+	int thr;			/* the thread it hit: see my_thr */
+	uint64_t addr;			/* si_addr */
+};
+
 struct slot {
-	pid_t pid;
 	uint32_t gen;
+	uint32_t nfail;			/* failures its processes reported */
+	struct death death;
+	/*
+	 * Rebuilds failed since one succeeded, in any generation: a killed
+	 * worker's streak goes on in the next one.
+	 */
+	uint32_t rb_fails;
+	double rb_first_ms;		/* ... the first of them */
 	struct tlog log[NTHR];
 };
 
@@ -150,33 +206,54 @@ struct shared {
 	double t0;
 	int stop;
 	int nfail;
-	int kind_fail[5];		/* failures per result, see report() */
-	char fail[MAX_FAILS][240];
+	int kind_fail[R_NUM];		/* failures per result */
+	char fail[MAX_FAILS][320];
 	int fail_slot[MAX_FAILS];
+	int fail_kind[MAX_FAILS];
+	struct slot fail_log[MAX_FAILS];	/* its slot when it failed */
 	uint64_t ran[OP_MAX], ok[OP_MAX];
 	struct slot slot[NSLOTS];
+	int injected;			/* -X: done */
 	uint32_t poison_tries;		/* MADV_HWPOISON calls made */
+	uint32_t ends;			/* processes that ended unexpectedly */
+	uint32_t rebuild_err[4][256];	/* failed rebuilds by step, errno */
+	uint32_t counter_checks;	/* checked devices whose counters matched */
+	int uffd_err;			/* the first userfaultfd() error */
+	uint32_t uffd_faults;		/* faults the handlers answered */
+	uint32_t uffd_vhost;		/* ... of a thread not the worker's */
 	uint32_t npcs;			/* distinct PCs in pcs[] */
 	uint64_t pcs[PCSET];		/* open addressing, 0 = free */
 };
 
-enum { R_TRAFFIC, R_COUNTERS, R_PROCS, R_ADMIN, R_SPLAT };
-static const char *const result_name[] = {
+static const char *const result_name[R_NUM] = {
 	"checked traffic byte-exact, devices work again after every rebuild",
 	"counters of the checked devices add up",
 	"every process killed or stopped went away in time",
 	"the admin plane answered every request it must",
 	"kernel log free of splats",
+	"no process ended by a signal or an exit it did not intend",
+	"every operation kind succeeded at least once",
 };
 
 static struct shared *sh;
 static bool excluded[OP_MAX];	/* -x */
-static bool quiet;
 static bool have_failslab, have_node1, have_hugetlb, have_admin, have_kcov;
 static int poisoned;		/* per worker process */
-static int local_stop;		/* this worker failed: it stops, is restarted */
+static int poison_inflight;	/* per worker process: madvise(MADV_HWPOISON)s */
+static int local_stop;		/* this process failed: it stops, is restarted */
+static int my_slot = -1;	/* this process's slot; -1 the supervisor */
+static __thread int my_thr = -1;	/* T_*; -1 main, NTHR uffd handler */
 static sigset_t usr1;		/* SIGUSR1: what the signal thread sends */
-static __thread bool in_poison;	/* in madvise(MADV_HWPOISON): see on_bus() */
+static __thread bool in_poison;	/* in madvise(MADV_HWPOISON): see on_fatal() */
+
+/* -X: one fault injected, for the harness's tests of this oracle. */
+enum inject { INJ_NONE, INJ_SEGV, INJ_ABORT, INJ_BUS, INJ_KILL, INJ_EXIT,
+	      INJ_ADMIN, INJ_REBUILD, INJ_NUM };
+static const char *const inject_name[INJ_NUM] = {
+	"none", "segv", "abort", "bus", "kill", "exit", "admin", "rebuild",
+};
+static enum inject inject;
+static int *volatile null_ptr;	/* what -X segv and -X admin write through */
 
 /* splitmix64: small, seedable, and good enough to draw operations. */
 struct rng {
@@ -220,6 +297,15 @@ static bool stopping(void)
 	       __atomic_load_n(&local_stop, __ATOMIC_RELAXED);
 }
 
+/* What a thread is doing: the operation a death or a failure names. */
+static void op_begin(int slot, int thr, enum op op)
+{
+	struct tlog *l = &sh->slot[slot].log[thr];
+
+	l->cur = op;
+	__atomic_store_n(&l->busy, true, __ATOMIC_RELAXED);
+}
+
 static void rec(int slot, int thr, enum op op, int ret, uint32_t arg)
 {
 	struct tlog *l = &sh->slot[slot].log[thr];
@@ -227,15 +313,23 @@ static void rec(int slot, int thr, enum op op, int ret, uint32_t arg)
 
 	l->e[i] = (struct op_rec){ .op = op, .ret = ret < -32767 ? -32767 : ret,
 				   .arg = arg, .ms = ms_since_start() };
+	l->cur = op;
+	__atomic_store_n(&l->busy, false, __ATOMIC_RELAXED);
 	__atomic_add_fetch(&sh->ran[op], 1, __ATOMIC_RELAXED);
 	if (ret >= 0)
 		__atomic_add_fetch(&sh->ok[op], 1, __ATOMIC_RELAXED);
 }
 
+/*
+ * A failure of result kind `result`, found about the process in `slot`
+ * (-1: none): the message, and that slot's operation logs as they are now
+ * (a process started again in the slot writes over them).  The process
+ * that reports it stops.
+ */
 static void failf(int slot, int result, const char *fmt, ...)
 {
 	int i = __atomic_fetch_add(&sh->nfail, 1, __ATOMIC_RELAXED);
-	char msg[240];
+	char msg[320];
 	va_list ap;
 
 	va_start(ap, fmt);
@@ -245,10 +339,27 @@ static void failf(int slot, int result, const char *fmt, ...)
 	fprintf(stderr, "# FAIL [%.1fs] slot %d: %s\n", ms_since_start() / 1000,
 		slot, msg);
 	__atomic_store_n(&local_stop, 1, __ATOMIC_RELAXED);
-	if (i < MAX_FAILS) {
-		snprintf(sh->fail[i], sizeof(sh->fail[i]), "%s", msg);
-		sh->fail_slot[i] = slot;
-	}
+	if (slot >= 0 && slot == my_slot)
+		__atomic_add_fetch(&sh->slot[slot].nfail, 1, __ATOMIC_RELAXED);
+	if (i >= MAX_FAILS)
+		return;
+	snprintf(sh->fail[i], sizeof(sh->fail[i]), "%s", msg);
+	sh->fail_slot[i] = slot;
+	sh->fail_kind[i] = result;
+	if (slot >= 0 && slot < NSLOTS)
+		memcpy(&sh->fail_log[i], &sh->slot[slot], sizeof(struct slot));
+}
+
+/* -X: the fault asked for, once, in the thread it is meant for. */
+static bool inject_now(enum inject what)
+{
+	int slot = what == INJ_ADMIN ? ADMIN_SLOT : 0;
+
+	if (inject != what || my_slot != slot || ms_since_start() < INJECT_MS)
+		return false;
+	if (what == INJ_REBUILD)
+		return true;		/* every time: no rebuild succeeds */
+	return !__atomic_exchange_n(&sh->injected, 1, __ATOMIC_RELAXED);
 }
 
 /*
@@ -357,39 +468,117 @@ struct ringmem {
 	enum kind kind;
 };
 
-static int uffd = -1;		/* the worker's userfaultfd, if it has one */
 /*
- * The handler stops last, once the worker's threads are joined and its
- * devices closed: a fault on a ring it no longer serves (a thread's, or a
- * vhost worker's) would wait for ever.
+ * The worker's userfaultfd (a full one: the campaign runs as root, so that
+ * vhost's worker, faulting in kernel mode, waits for the handler like any
+ * thread) and its handler thread.  Missing faults in the checked device's
+ * rings are answered from shadow, its copy of them (see uffd_refault()),
+ * any other with the zero page: the chaos device's rings, whose content a
+ * fault there has lost anyway (they are rebuilt).  A fault of a thread that
+ * is not one of the worker's own is its vhost worker's.
  */
-static int uffd_stop;
+struct uffd_srv {
+	int fd;
+	/*
+	 * The handler stops last, once the worker's threads are joined and
+	 * its devices closed: a fault on a ring it no longer serves (a
+	 * thread's, or a vhost worker's) would wait for ever.
+	 */
+	int stop;
+	struct rng r;		/* how long the handler takes */
+	char *base;		/* the checked device's rings, if uffd-backed */
+	size_t len;
+	uint8_t *shadow;	/* their content, for the next missing fault */
+	pid_t own[NTHR + 2];	/* the worker's threads: main, T_*, handler */
+	uint32_t vhost_chk;	/* faults of vhost in [base, base + len) */
+};
+
+static struct uffd_srv us = { .fd = -1 };
+
+static bool uffd_own(pid_t tid)
+{
+	unsigned int i;
+
+	for (i = 0; i < NTHR + 2; i++)
+		if (__atomic_load_n(&us.own[i], __ATOMIC_RELAXED) == tid)
+			return true;
+	return false;
+}
+
+/*
+ * Fill the page at addr.  A fill that fails (the range is unmapped, or a
+ * racing fault filled it) still wakes the waiters: they retry the fault,
+ * and get the page or the fault's error instead of waiting for ever.
+ */
+static void uffd_answer(unsigned long addr)
+{
+	unsigned long off = addr - (unsigned long)us.base;
+	struct uffdio_range wake = { .start = addr, .len = PAGE };
+	int r;
+
+	if (us.shadow && off < us.len) {
+		struct uffdio_copy c = {
+			.dst = addr, .src = (uintptr_t)us.shadow + off, .len = PAGE,
+		};
+
+		r = ioctl(us.fd, UFFDIO_COPY, &c);
+	} else {
+		struct uffdio_zeropage z = { .range = { .start = addr, .len = PAGE } };
+
+		r = ioctl(us.fd, UFFDIO_ZEROPAGE, &z);
+	}
+	if (r)
+		ioctl(us.fd, UFFDIO_WAKE, &wake);
+}
 
 static void *uffd_handler(void *arg)
 {
-	struct rng *r = arg;
+	struct pollfd p = { .fd = us.fd, .events = POLLIN };
 	struct uffd_msg m;
-	struct pollfd p = { .fd = uffd, .events = POLLIN };
+	unsigned long addr;
 
-	while (!__atomic_load_n(&uffd_stop, __ATOMIC_RELAXED)) {
+	(void)arg;
+	my_thr = NTHR;
+	__atomic_store_n(&us.own[NTHR + 1], gettid(), __ATOMIC_RELAXED);
+	while (!__atomic_load_n(&us.stop, __ATOMIC_RELAXED)) {
 		if (poll(&p, 1, 100) <= 0)
 			continue;
-		if (read(uffd, &m, sizeof(m)) != sizeof(m) ||
+		if (read(us.fd, &m, sizeof(m)) != sizeof(m) ||
 		    m.event != UFFD_EVENT_PAGEFAULT)
 			continue;
 		/* A handler that takes its time: the fault waits. */
-		if (chance(r, 4))
-			usleep(below(r, 3000));
-		{
-			struct uffdio_zeropage z = {
-				.range = { .start = m.arg.pagefault.address & ~(PAGE - 1),
-					   .len = PAGE },
-			};
-
-			ioctl(uffd, UFFDIO_ZEROPAGE, &z);
-		}
+		if (chance(&us.r, 4))
+			usleep(below(&us.r, 3000));
+		addr = m.arg.pagefault.address & ~(PAGE - 1);
+		uffd_answer(addr);
+		__atomic_add_fetch(&sh->uffd_faults, 1, __ATOMIC_RELAXED);
+		if (uffd_own(m.arg.pagefault.feat.ptid))
+			continue;
+		__atomic_add_fetch(&sh->uffd_vhost, 1, __ATOMIC_RELAXED);
+		if (addr - (unsigned long)us.base < us.len)
+			__atomic_add_fetch(&us.vhost_chk, 1, __ATOMIC_RELAXED);
 	}
 	return NULL;
+}
+
+/* The userfaultfd, with the faulting thread's id in each message. */
+static void uffd_open(void)
+{
+	struct uffdio_api api = { .api = UFFD_API,
+				  .features = UFFD_FEATURE_THREAD_ID };
+	int err = 0, none = 0;
+
+	us.fd = syscall(SYS_userfaultfd, O_CLOEXEC | O_NONBLOCK);
+	if (us.fd < 0) {
+		err = errno;
+	} else if (ioctl(us.fd, UFFDIO_API, &api)) {
+		err = errno;
+		close(us.fd);
+		us.fd = -1;
+	}
+	if (err)
+		__atomic_compare_exchange_n(&sh->uffd_err, &none, err, false,
+					    __ATOMIC_RELAXED, __ATOMIC_RELAXED);
 }
 
 static int ringmem_alloc(struct ringmem *m, unsigned int num, enum kind kind,
@@ -447,7 +636,7 @@ static int ringmem_alloc(struct ringmem *m, unsigned int num, enum kind kind,
 				.mode = UFFDIO_REGISTER_MODE_MISSING,
 			};
 
-			if (uffd < 0 || ioctl(uffd, UFFDIO_REGISTER, &reg))
+			if (us.fd < 0 || ioctl(us.fd, UFFDIO_REGISTER, &reg))
 				m->kind = K_ANON;
 		}
 		break;
@@ -474,6 +663,7 @@ struct dev {
 	struct vnet n;
 	struct ringmem rm;
 	bool open;
+	uint8_t step;			/* a rebuild got to: 0 reset, 1 rings, 2 open, 3 mem */
 	uint32_t seq;
 	uint64_t tx_frames, tx_bytes, rx_frames, rx_bytes;
 	int64_t id;
@@ -495,6 +685,7 @@ struct worker {
 	struct dev chk, chaos;
 	pthread_mutex_t chaos_lock;	/* the chaos device's state and memory */
 	bool need_rebuild;		/* chaos_lock; its rings were lost */
+	bool unowned;			/* chaos_lock; RESET_OWNER done */
 	pthread_mutex_t reg_lock;	/* the regions below */
 	struct region reg[2][NREG];	/* [checked, chaos] */
 	pid_t tid[NTHR];
@@ -522,6 +713,34 @@ static void publish_regions(struct worker *w, int which, struct dev *d)
 static void dev_close(struct worker *w, struct dev *d, bool chaos);
 static int chaos_mem_table(struct worker *w, struct rng *r, unsigned int how);
 
+/*
+ * Ring memory of any kind, for both devices: the checked device's in
+ * userfaultfd memory too, where vhost's worker waits for the handler after
+ * uffd_refault().  Kinds left out (-x), or that the machine lacks, are
+ * anonymous memory instead.
+ */
+static enum kind ring_kind(struct rng *r)
+{
+	enum kind k = below(r, NKINDS);
+
+	if (excluded[OP_RINGS_ANON + k] || (k == K_HUGETLB && !have_hugetlb))
+		return K_ANON;
+	return k;
+}
+
+/* The checked device's rings in userfaultfd memory: their copy, zeroes. */
+static void shadow_rings(struct ringmem *m)
+{
+	void *p = mmap(NULL, m->len, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	if (p == MAP_FAILED)
+		return;		/* faults get the zero page: dropped never */
+	us.shadow = p;
+	us.len = m->len;
+	__atomic_store_n(&us.base, m->p, __ATOMIC_RELEASE);
+}
+
 static int dev_open(struct worker *w, struct dev *d, struct rng *r, bool chaos)
 {
 	static const unsigned int nums[] = { 64, 128, 256 };
@@ -534,20 +753,27 @@ static int dev_open(struct worker *w, struct dev *d, struct rng *r, bool chaos)
 		.split_hdr = chance(r, 4),
 		.layout = { &l[0], &l[1] },
 	};
-	enum kind k = below(r, chaos ? NKINDS : K_UFFD);
+	enum kind k = ring_kind(r);
 	int ret;
 
+	d->step = 1;
 	ret = ringmem_alloc(&d->rm, o.ring_num, k, chance(r, 2));
+	rec(w->slot, chaos ? T_CHAOS : T_CHECK, OP_RINGS_ANON + k,
+	    ret ? ret : d->rm.kind == k ? 0 : -EOPNOTSUPP, chaos);
 	if (ret)
 		return ret;
+	if (!chaos && d->rm.kind == K_UFFD)
+		shadow_rings(&d->rm);
 	memset(d->rm.p, 0, d->rm.len);
 	vnet_rings_layout(d->rm.p, o.ring_num, l);
+	d->step = 2;
 	ret = vnet_open(&d->n, &o);
 	if (ret) {
 		ringmem_free(&d->rm);
 		return ret;
 	}
 	d->open = true;
+	d->step = 3;
 	if (chaos) {
 		ret = chaos_mem_table(w, r, 0);
 		if (ret) {
@@ -612,20 +838,98 @@ static int strict_traffic(struct dev *d, struct rng *r, int count, char *why,
 
 /* ---- the check thread --------------------------------------------------- */
 
+static void thread_start(struct worker *w, enum thr t)
+{
+	my_thr = t;
+	w->tid[t] = gettid();
+	__atomic_store_n(&us.own[1 + t], w->tid[t], __ATOMIC_RELAXED);
+}
+
+/*
+ * The checked device's rings dropped and served back from their copy by
+ * the userfaultfd handler, with vhost's worker the first to need them: the
+ * backends are detached (vhost is done with the rings), the rings copied
+ * and dropped, the backends attached again (vhost reads its used indices
+ * back: faults of this thread), and a frame put on the wire with the
+ * driver's hands off the RX ring, whose descriptors and avail ring vhost's
+ * worker must fault in and wait for.  The frame must arrive byte-exact.
+ * Returns 0 if vhost's worker waited for the handler, -EAGAIN if it did
+ * not, -EIO with the reason in why if the device failed.
+ */
+static int uffd_refault(struct worker *w, struct rng *r, char *why)
+{
+	struct dev *d = &w->chk;
+	uint32_t vhost0 = __atomic_load_n(&us.vhost_chk, __ATOMIC_RELAXED);
+	size_t len = 60 + below(r, 1455);
+	uint8_t frame[1514], got[1514];
+	int ret;
+
+	ret = vnet_set_backend(&d->n, VNET_RX, -1);
+	if (!ret)
+		ret = vnet_set_backend(&d->n, VNET_TX, -1);
+	if (ret) {
+		snprintf(why, VNET_WHY_LEN, "detaching: %s", strerror(-ret));
+		return -EIO;
+	}
+	memcpy(us.shadow, d->rm.p, d->rm.len);
+	ret = madvise(d->rm.p, d->rm.len, MADV_DONTNEED) ? -errno : 0;
+	if (!ret)
+		ret = vnet_set_backend(&d->n, VNET_RX, d->n.tap_fd);
+	if (!ret)
+		ret = vnet_set_backend(&d->n, VNET_TX, d->n.tap_fd);
+	frame_fill(frame, len, NULL, d->seq);
+	if (!ret)
+		ret = wire_send(&d->n, frame, len);
+	if (ret) {
+		snprintf(why, VNET_WHY_LEN, "dropping, attaching: %s", strerror(-ret));
+		return -EIO;
+	}
+	ret = vnet_rx_one(&d->n, got, sizeof(got), NULL, 10000);
+	if (ret != (int)len || memcmp(frame, got, len)) {
+		snprintf(why, VNET_WHY_LEN, "a frame of %zu bytes: %s", len,
+			 ret < 0 ? strerror(-ret) : "received other bytes");
+		return -EIO;
+	}
+	d->rx_frames++;
+	d->rx_bytes += len;
+	d->seq++;
+	return __atomic_load_n(&us.vhost_chk, __ATOMIC_RELAXED) != vhost0 ?
+	       0 : -EAGAIN;
+}
+
+/* The drop and refault, now and then, when the rings are uffd-backed. */
+static bool refault_now(struct worker *w, struct rng *r)
+{
+	return chance(r, 8) && w->chk.rm.kind == K_UFFD && us.shadow &&
+	       !excluded[OP_UFFD_REFAULT];
+}
+
 static void *check_thread(void *arg)
 {
 	struct worker *w = arg;
 	struct rng r;
 	char why[VNET_WHY_LEN];
-	int count;
-
+	int count, ret;
 	struct kcov k;
 
-	w->tid[T_CHECK] = gettid();
+	thread_start(w, T_CHECK);
 	kcov_begin(&k, false, 0);
 	rng_init(&r, w->slot, w->gen, T_CHECK);
 	while (!stopping() && !excluded[OP_CHECK]) {
+		if (refault_now(w, &r)) {
+			op_begin(w->slot, T_CHECK, OP_UFFD_REFAULT);
+			ret = uffd_refault(w, &r, why);
+			rec(w->slot, T_CHECK, OP_UFFD_REFAULT, ret, 0);
+			if (ret == -EIO) {
+				failf(w->slot, R_TRAFFIC,
+				      "checked device %s, rings dropped and served back: %s",
+				      w->chk.n.ifname, why);
+				break;
+			}
+			continue;
+		}
 		count = 1 + below(&r, 200);
+		op_begin(w->slot, T_CHECK, OP_CHECK);
 		if (strict_traffic(&w->chk, &r, count, why, true)) {
 			rec(w->slot, T_CHECK, OP_CHECK, -1, count);
 			failf(w->slot, R_TRAFFIC, "checked device %s: %s",
@@ -797,6 +1101,13 @@ static int iotlb_msg(struct worker *w, struct rng *r, uint8_t type,
 	size_t pages = g[i].len / PAGE, first = below(r, pages);
 
 	*arg = below(r, 3) << 4 | i;
+	if (chance(r, 3)) {
+		/* as with an IOMMU: VIRTIO_F_ACCESS_PLATFORM on first */
+		uint64_t f = w->chaos.n.features | 1ULL << VIRTIO_F_ACCESS_PLATFORM;
+
+		xioctl(w->chaos.n.vhost_fd, VHOST_SET_FEATURES, &f);
+		*arg |= 1U << 31;
+	}
 	m.iotlb.type = type;
 	m.iotlb.perm = VHOST_ACCESS_RW;
 	m.iotlb.iova = (uintptr_t)g[i].p;
@@ -830,7 +1141,12 @@ static void drain(struct dev *d)
 		;
 }
 
-/* Traffic that may be lost: errors are what the ioctls before made. */
+/*
+ * Traffic that may be lost (the ioctls before may have broken the device):
+ * frames queued both ways, then whatever came out taken.  Returns how many
+ * frames vhost delivered, or -ENODATA if none: a frame queued is not a
+ * frame delivered, and only delivery counts as a success of this kind.
+ */
 static int lenient_traffic(struct dev *d, struct rng *r)
 {
 	static uint8_t frame[2048];
@@ -840,23 +1156,50 @@ static int lenient_traffic(struct dev *d, struct rng *r)
 	for (i = 0; i < n; i++) {
 		len = 60 + below(r, 1400);
 		frame_fill(frame, len, (const uint8_t *)"\x02\0\0\0\0\1", d->seq++);
-		if (chance(r, 2)) {
-			if (!vnet_tx_one(&d->n, frame, len, NULL, 5))
-				got++;
-		} else if (!wire_send(&d->n, frame, len)) {
-			got++;
-		}
+		if (chance(r, 2))
+			vnet_tx_one(&d->n, frame, len, NULL, 5);
+		else
+			wire_send(&d->n, frame, len);
 	}
 	vnet_tx_reap(&d->n);
 	while (vnet_rx_one(&d->n, frame, sizeof(frame), NULL, 2) >= 0)
-		;
+		got++;
 	vnet_rx_fill(&d->n);
 	while (wire_recv(&d->n, frame, sizeof(frame), 0) >= 0)
-		;
-	return got;
+		got++;
+	return got ? got : -ENODATA;
 }
 
-/* The chaos device anew, and byte-exact traffic through it. */
+/*
+ * RESET_OWNER and a new setup on the same fd.  The backends are detached
+ * first, as a driver would; when the chaos made that impossible (a ring
+ * vhost cannot reach), RESET_OWNER stops them itself.  An unowned device
+ * (EPERM) just gets its owner back in the setup.
+ */
+static int rebuild_reset(struct worker *w, struct rng *r)
+{
+	struct dev *d = &w->chaos;
+	int ret;
+
+	ret = vnet_reset_owner(&d->n);
+	if (ret)
+		ret = xioctl(d->n.vhost_fd, VHOST_RESET_OWNER, NULL);
+	if (ret && ret != -EPERM)
+		return ret;
+	drain(d);
+	ret = vnet_setup(&d->n);
+	if (!ret)
+		ret = chaos_mem_table(w, r, 0);
+	if (!ret)
+		vnet_rx_fill(&d->n);
+	return ret;
+}
+
+/*
+ * The chaos device anew, and byte-exact traffic through it.  0, -EIO (the
+ * traffic failed: reported here), or the error that stopped the rebuild,
+ * after which the next one is a new device (see rebuild_failed()).
+ */
 static int rebuild(struct worker *w, struct rng *r, bool same_fd,
 		   uint32_t *arg)
 {
@@ -865,26 +1208,23 @@ static int rebuild(struct worker *w, struct rng *r, bool same_fd,
 	int ret;
 
 	*arg = same_fd;
+	d->step = 0;
+	if (inject_now(INJ_REBUILD))
+		return -ENOTRECOVERABLE;
 	if (same_fd && !w->need_rebuild) {
-		ret = vnet_reset_owner(&d->n);
-		if (ret && ret != -EBUSY)	/* unowned: SET_OWNER follows */
-			return ret;
-		drain(d);
-		ret = vnet_setup(&d->n);
-		if (!ret)
-			ret = chaos_mem_table(w, r, 0);
+		ret = rebuild_reset(w, r);
 		if (ret)
 			return ret;
-		vnet_rx_fill(&d->n);
 	} else {
 		if (d->open && !w->need_rebuild && chance(r, 2))	/* in flight */
 			lenient_traffic(d, r);
 		if (d->open)
 			dev_close(w, d, true);
 		ret = dev_open(w, d, r, true);
+		*arg |= d->step << 1;	/* 1 rings, 2 vnet_open, 3 memory */
 		if (ret)
 			return ret;
-		w->need_rebuild = false;
+		w->need_rebuild = w->unowned = false;
 	}
 	/* no signal may interrupt the driver's waits here */
 	pthread_sigmask(SIG_BLOCK, &usr1, NULL);
@@ -896,6 +1236,22 @@ static int rebuild(struct worker *w, struct rng *r, bool same_fd,
 		return -EIO;
 	}
 	return 0;
+}
+
+/*
+ * A vring's size, base and endianness move only with its backend off
+ * (EBUSY otherwise): half the time the backend goes first, as a driver
+ * would do it.  The bit this sets in the operation's arg says so.
+ */
+static uint32_t backend_off_first(struct worker *w, struct rng *r,
+				  unsigned int index)
+{
+	struct vhost_vring_file f = { .index = index, .fd = -1 };
+
+	if (index > 1 || !chance(r, 2))
+		return 0;
+	xioctl(w->chaos.n.vhost_fd, VHOST_NET_SET_BACKEND, &f);
+	return 1U << 31;
 }
 
 /* One ioctl drawn at random; -errno, or 0, or >0 (a worker id). */
@@ -912,11 +1268,13 @@ static int chaos_ioctl(struct worker *w, struct rng *r, enum op op,
 
 	switch (op) {
 	case OP_SET_OWNER:
-		return xioctl(fd, VHOST_SET_OWNER, NULL);
+		ret = xioctl(fd, VHOST_SET_OWNER, NULL);
+		w->unowned &= !!ret;
+		return ret;
 	case OP_RESET_OWNER:
 		ret = xioctl(fd, VHOST_RESET_OWNER, NULL);
-		if (!ret)
-			w->need_rebuild = true;	/* the driver's state is gone */
+		if (!ret)	/* the driver's state is gone */
+			w->need_rebuild = w->unowned = true;
 		return ret;
 	case OP_MEM_TABLE:
 		return set_mem_table(w, r, arg);
@@ -940,14 +1298,14 @@ static int chaos_ioctl(struct worker *w, struct rng *r, enum op op,
 		static const unsigned int nums[] = { 0, 1, 3, 64, 256, 32768, 65536 };
 
 		s.num = nums[below(r, 7)];
-		*arg = s.num << 2 | s.index;
+		*arg = s.num << 2 | s.index | backend_off_first(w, r, s.index);
 		return xioctl(fd, VHOST_SET_VRING_NUM, &s);
 	}
 	case OP_VRING_ADDR:
 		return set_vring_addr(w, r, arg);
 	case OP_VRING_BASE:
 		s.num = chance(r, 2) ? 0 : below(r, 1 << 17);
-		*arg = s.num;
+		*arg = s.num << 2 | s.index | backend_off_first(w, r, s.index);
 		return xioctl(fd, VHOST_SET_VRING_BASE, &s);
 	case OP_GET_BASE:
 		return xioctl(fd, VHOST_GET_VRING_BASE, &s);
@@ -959,6 +1317,7 @@ static int chaos_ioctl(struct worker *w, struct rng *r, enum op op,
 		return set_vring_file(w, r, VHOST_SET_VRING_ERR, arg);
 	case OP_ENDIAN:
 		s.num = below(r, 2);
+		*arg = s.num << 2 | s.index | backend_off_first(w, r, s.index);
 		return xioctl(fd, VHOST_SET_VRING_ENDIAN, &s);
 	case OP_LOG_BASE:
 		if (!w->log)
@@ -1032,6 +1391,72 @@ static void set_fail(bool on)
 			break;
 }
 
+/*
+ * A rebuild that failed short of its traffic check (which reports its own
+ * failure): counted by step and errno for the report, and the next one is
+ * a new device.  Chaos devices that no rebuild brings back, over both
+ * REBUILD_GIVE_UP_TRIES tries and REBUILD_GIVE_UP_MS (across the slot's
+ * generations: workers are killed every few seconds), fail the run.
+ * Returns true if the thread gives up.
+ */
+static bool rebuild_failed(struct worker *w, int err)
+{
+	struct slot *s = &sh->slot[w->slot];
+	int e = -err < 256 ? -err : 255;
+
+	__atomic_add_fetch(&sh->rebuild_err[w->chaos.step & 3][e], 1,
+			   __ATOMIC_RELAXED);
+	w->need_rebuild = true;
+	if (!s->rb_fails++)
+		s->rb_first_ms = ms_since_start();
+	if (s->rb_fails < REBUILD_GIVE_UP_TRIES ||
+	    ms_since_start() - s->rb_first_ms < REBUILD_GIVE_UP_MS)
+		return false;
+	failf(w->slot, R_TRAFFIC,
+	      "chaos device: no rebuild succeeded in %u tries over %.1f s, the last: %s",
+	      s->rb_fails, (ms_since_start() - s->rb_first_ms) / 1000,
+	      strerror(-err));
+	s->rb_fails = 0;	/* a new count, for a new report */
+	return true;
+}
+
+/* One chaos ioctl, with slab fault injection now and then. */
+static int chaos_one(struct worker *w, struct rng *r, enum op op, uint32_t *a)
+{
+	int ret;
+
+	if (inject_now(INJ_SEGV))
+		*null_ptr = 1;
+	if (!chance(r, 6) || !have_failslab || excluded[OP_FAILSLAB])
+		return chaos_ioctl(w, r, op, a);
+	set_fail(true);
+	ret = chaos_ioctl(w, r, op, a);
+	set_fail(false);
+	rec(w->slot, T_CHAOS, OP_FAILSLAB, ret, op);
+	return ret;
+}
+
+/* The next chaos operation: its kind, or OP_MAX for none this time. */
+static enum op chaos_pick(struct worker *w, struct rng *r)
+{
+	enum op op;
+
+	/* SET_OWNER on a reset device, before its rebuild, now and then */
+	if (w->need_rebuild && w->unowned && chance(r, 2) &&
+	    !excluded[OP_SET_OWNER])
+		return OP_SET_OWNER;
+	if (w->need_rebuild || !w->chaos.open)
+		return OP_REBUILD;
+	if (chance(r, 3) && !excluded[OP_LENIENT])
+		return OP_LENIENT;
+	if (chance(r, 40)) {
+		op = chance(r, 2) ? OP_REBUILD : OP_RESET_REUSE;
+		return excluded[op] ? OP_MAX : op;
+	}
+	op = OP_SET_OWNER + below(r, OP_FREE_WORKER - OP_SET_OWNER + 1);
+	return excluded[op] ? OP_MAX : op;
+}
+
 static void *chaos_thread(void *arg)
 {
 	struct worker *w = arg;
@@ -1039,50 +1464,39 @@ static void *chaos_thread(void *arg)
 	enum op op;
 	uint32_t a;
 	int ret;
-
 	struct kcov k;
 
-	w->tid[T_CHAOS] = gettid();
+	thread_start(w, T_CHAOS);
 	kcov_begin(&k, false, 0);
 	rng_init(&r, w->slot, w->gen, T_CHAOS);
 	while (!stopping()) {
 		a = 0;
 		pthread_mutex_lock(&w->chaos_lock);
-		if (w->need_rebuild || !w->chaos.open) {
-			op = OP_REBUILD;
-			ret = rebuild(w, &r, false, &a);
-		} else if (chance(&r, 3) && !excluded[OP_LENIENT]) {
-			op = OP_LENIENT;
-			ret = lenient_traffic(&w->chaos, &r);
-		} else if (chance(&r, 40)) {
-			op = chance(&r, 2) ? OP_REBUILD : OP_RESET_REUSE;
-			if (excluded[op]) {
-				pthread_mutex_unlock(&w->chaos_lock);
-				continue;
-			}
-			ret = rebuild(w, &r, op == OP_RESET_REUSE, &a);
-		} else {
-			op = OP_SET_OWNER + below(&r, OP_FREE_WORKER - OP_SET_OWNER + 1);
-			if (excluded[op]) {
-				pthread_mutex_unlock(&w->chaos_lock);
-				sleep_ms(1);
-				continue;
-			}
-			if (chance(&r, 6) && have_failslab && !excluded[OP_FAILSLAB]) {
-				set_fail(true);
-				ret = chaos_ioctl(w, &r, op, &a);
-				set_fail(false);
-				rec(w->slot, T_CHAOS, OP_FAILSLAB, ret, op);
-			} else {
-				ret = chaos_ioctl(w, &r, op, &a);
-			}
+		op = chaos_pick(w, &r);
+		if (op == OP_MAX) {
+			pthread_mutex_unlock(&w->chaos_lock);
+			sleep_ms(1);
+			continue;
 		}
+		op_begin(w->slot, T_CHAOS, op);
+		if (op == OP_REBUILD || op == OP_RESET_REUSE)
+			ret = rebuild(w, &r, op == OP_RESET_REUSE, &a);
+		else if (op == OP_LENIENT)
+			ret = lenient_traffic(&w->chaos, &r);
+		else
+			ret = chaos_one(w, &r, op, &a);
 		pthread_mutex_unlock(&w->chaos_lock);
 		rec(w->slot, T_CHAOS, op, ret, a);
 		kcov_drain(&k);
-		if (ret == -EIO && (op == OP_REBUILD || op == OP_RESET_REUSE))
+		if (op != OP_REBUILD && op != OP_RESET_REUSE)
+			continue;
+		if (ret == -EIO)
 			break;		/* failed; the device is left as it is */
-		if (op == OP_REBUILD && ret < 0) {
+		if (!ret) {
+			sh->slot[w->slot].rb_fails = 0;
+		} else if (rebuild_failed(w, ret)) {
+			break;
+		} else if (op == OP_REBUILD) {
 			/* Could not even open a device: out of memory? */
 			sleep_ms(50);
 		}
@@ -1098,6 +1512,21 @@ static bool pick_region(struct worker *w, struct rng *r, int which,
 {
 	pthread_mutex_lock(&w->reg_lock);
 	*out = w->reg[which][below(r, chance(r, 2) ? 1 : NREG)];
+	pthread_mutex_unlock(&w->reg_lock);
+	return out->p && out->len;
+}
+
+/* For MADV_COLLAPSE: a device's THP-sized anonymous rings, if any has. */
+static bool pick_huge(struct worker *w, struct rng *r, struct region *out)
+{
+	int first = below(r, 2), i;
+
+	pthread_mutex_lock(&w->reg_lock);
+	for (i = 0; i < 2; i++) {
+		*out = w->reg[(first + i) & 1][0];
+		if (out->kind == K_ANON && out->len == HUGE)
+			break;
+	}
 	pthread_mutex_unlock(&w->reg_lock);
 	return out->p && out->len;
 }
@@ -1121,38 +1550,82 @@ static int move_some(struct region *g, struct rng *r, uint32_t *arg)
 		       MPOL_MF_MOVE) < 0 ? -errno : 0;
 }
 
-static int fork_touch(struct worker *w, struct rng *r)
+/* "exited with status 3", "was killed by SIGSEGV (Segmentation fault)" */
+static const char *how_ended(int st, char *buf, size_t len)
 {
-	struct region g[2][NREG];
-	pid_t pid;
-	int i, j, st;
-	double t;
+	if (WIFEXITED(st))
+		snprintf(buf, len, "exited with status %d", WEXITSTATUS(st));
+	else if (WIFSIGNALED(st))
+		snprintf(buf, len, "was killed by SIG%s (%s)",
+			 sigabbrev_np(WTERMSIG(st)) ?: "?", strsignal(WTERMSIG(st)));
+	else
+		snprintf(buf, len, "ended with status %#x", st);
+	return buf;
+}
 
-	pthread_mutex_lock(&w->reg_lock);
-	memcpy(g, w->reg, sizeof(g));
-	pthread_mutex_unlock(&w->reg_lock);
-	pid = fork();
-	if (pid < 0)
-		return -errno;
-	if (!pid) {
-		volatile uint8_t sum = 0;
-		size_t k;
+#define CHILD_HUGE_SIGBUS 3	/* the child's exit: see on_child_bus() */
 
-		/* Reads of every ring; writes to the checked buffers (COW). */
-		for (i = 0; i < 2; i++)
-			if (g[i][0].p)
-				for (k = 0; k < g[i][0].len; k += PAGE)
-					sum += ((volatile uint8_t *)g[i][0].p)[k];
-		for (j = 1; j < NREG; j++)
-			if (g[0][j].p)
-				for (k = 0; k < g[0][j].len; k += PAGE)
-					((volatile uint8_t *)g[0][j].p)[k] ^= 1;
-		if (chance(r, 4))
-			usleep(below(r, 20000));
-		_exit(sum & 0);
+static struct region (*child_reg)[NREG];	/* a forked child's regions */
+
+/*
+ * SIGBUS in a forked child: on a write of the parent to a private hugetlb
+ * page they share, a pool with no page to spare has the kernel take the
+ * page from the child, whose next access to it gets BUS_ADRERR; its exit
+ * status says so.  Any other SIGBUS ends it as the default action would.
+ */
+static void on_child_bus(int sig, siginfo_t *si, void *uc)
+{
+	uintptr_t a = (uintptr_t)si->si_addr;
+	struct region *g;
+	int i;
+
+	(void)uc;
+	for (i = 0; i < 2 * NREG; i++) {
+		g = &child_reg[i / NREG][i % NREG];
+		if (si->si_code == BUS_ADRERR && g->kind == K_HUGETLB &&
+		    a - (uintptr_t)g->p < g->len)
+			_exit(CHILD_HUGE_SIGBUS);
 	}
-	t = now_ms();
-	while (waitpid(pid, &st, WNOHANG) == 0) {
+	signal(sig, SIG_DFL);	/* the access again, and the default action */
+}
+
+static const int fatal_sigs[] = { SIGSEGV, SIGBUS, SIGABRT, SIGILL, SIGFPE,
+				  SIGSYS, SIGTRAP };
+
+/* Reads of every ring; writes to the checked buffers (COW); exit. */
+static void __attribute__((noreturn)) fork_child(struct region g[2][NREG],
+						 struct rng *r)
+{
+	struct sigaction sa = { .sa_sigaction = on_child_bus,
+				.sa_flags = SA_SIGINFO };
+	volatile uint8_t sum = 0;
+	unsigned int i;
+	size_t k;
+
+	for (i = 0; i < ARRAY_SIZE(fatal_sigs); i++)
+		signal(fatal_sigs[i], SIG_DFL);
+	sigaction(SIGBUS, &sa, NULL);
+	for (i = 0; i < 2; i++)
+		for (k = 0; g[i][0].p && k < g[i][0].len; k += PAGE)
+			sum += ((volatile uint8_t *)g[i][0].p)[k];
+	for (i = 1; i < NREG; i++)
+		for (k = 0; g[0][i].p && k < g[0][i].len; k += PAGE)
+			((volatile uint8_t *)g[0][i].p)[k] ^= 1;
+	if (chance(r, 4))
+		usleep(below(r, 20000));
+	_exit(sum & 0);
+}
+
+/* The child's end: 0, -ENOMEM for a hugetlb page it lost, or a failure. */
+static int fork_reap(struct worker *w, pid_t pid)
+{
+	double t = now_ms();
+	char how[80];
+	int st, r;
+
+	while ((r = waitpid(pid, &st, WNOHANG)) != pid) {
+		if (r < 0 && errno != EINTR)
+			return -errno;
 		if (now_ms() - t > KILL_WAIT_MS) {
 			failf(w->slot, R_PROCS, "forked child %d did not exit", pid);
 			kill(pid, SIGKILL);
@@ -1161,7 +1634,39 @@ static int fork_touch(struct worker *w, struct rng *r)
 		}
 		usleep(1000);
 	}
-	return 0;
+	if (WIFEXITED(st) && !WEXITSTATUS(st))
+		return 0;
+	if (WIFEXITED(st) && WEXITSTATUS(st) == CHILD_HUGE_SIGBUS)
+		return -ENOMEM;
+	failf(w->slot, R_ENDS, "a child the mm thread forked (fork) %s",
+	      how_ended(st, how, sizeof(how)));
+	return -ECHILD;
+}
+
+/*
+ * fork, the child reading both devices' rings.  Under chaos_lock, so that
+ * no chaos region is half unmapped or PROT_NONE in the child's copy of the
+ * address space; lost ones (a hwpoisoned page, say) are left out.
+ */
+static int fork_touch(struct worker *w, struct rng *r)
+{
+	struct region g[2][NREG];
+	pid_t pid;
+
+	pthread_mutex_lock(&w->chaos_lock);
+	pthread_mutex_lock(&w->reg_lock);
+	memcpy(g, w->reg, sizeof(g));
+	pthread_mutex_unlock(&w->reg_lock);
+	if (w->need_rebuild || !w->chaos.open)
+		memset(g[1], 0, sizeof(g[1]));
+	child_reg = g;
+	pid = fork();
+	if (!pid)
+		fork_child(g, r);
+	pthread_mutex_unlock(&w->chaos_lock);
+	if (pid < 0)
+		return -errno;
+	return fork_reap(w, pid);
 }
 
 /* What a destructive event leaves: restored, or the rings lost. */
@@ -1183,8 +1688,11 @@ static int destroy(struct worker *w, struct rng *r, enum op op, uint32_t *arg)
 	*arg = g.ring << 1 | restore;
 	switch (op) {
 	case OP_MUNMAP:
-		if (g.kind == K_HUGETLB)
-			break;	/* the anonymous memory put back would be smaller */
+		if (g.kind == K_HUGETLB) {
+			/* the anonymous memory put back would be smaller */
+			ret = -EOPNOTSUPP;
+			break;
+		}
 		copy = restore ? malloc(g.len) : NULL;
 		if (copy)
 			memcpy(copy, g.p, g.len);
@@ -1258,14 +1766,15 @@ static int destroy(struct worker *w, struct rng *r, enum op op, uint32_t *arg)
 		 * every process.
 		 */
 		*(volatile char *)p = *(volatile char *)p;
+		__atomic_add_fetch(&poison_inflight, 1, __ATOMIC_SEQ_CST);
 		in_poison = true;
 		__atomic_add_fetch(&sh->poison_tries, 1, __ATOMIC_RELAXED);
 		ret = madvise(p, PAGE, MADV_HWPOISON) ? -errno : 0;
 		in_poison = false;
-		if (!ret) {
-			poisoned++;
-			w->need_rebuild = true;	/* the page is gone for good */
-		}
+		__atomic_sub_fetch(&poison_inflight, 1, __ATOMIC_SEQ_CST);
+		poisoned += !ret;
+		/* the page is gone for good; after a failure too, maybe */
+		w->need_rebuild = true;
 		break;
 	default:
 		ret = -EINVAL;
@@ -1274,18 +1783,62 @@ static int destroy(struct worker *w, struct rng *r, enum op op, uint32_t *arg)
 	return ret;
 }
 
+/* An mm event no driver can see, on either device's memory. */
+static int mm_transparent(struct worker *w, struct rng *r, enum op op,
+			  uint32_t *a)
+{
+	struct region g;
+
+	if (op == OP_FORK)
+		return fork_touch(w, r);
+	if (op == OP_SOFT_DIRTY)
+		return write_str("/proc/self/clear_refs", "4");
+	if (!(op == OP_COLLAPSE ? pick_huge(w, r, &g) :
+	      pick_region(w, r, below(r, 2), &g)))
+		return -ENOENT;
+	*a = g.ring;
+	switch (op) {
+	case OP_PAGEOUT:
+		return madvise(g.p, g.len, MADV_PAGEOUT) ? -errno : 0;
+	case OP_COLD:
+		return madvise(g.p, g.len, MADV_COLD) ? -errno : 0;
+	case OP_COLLAPSE:
+		return madvise((void *)((uintptr_t)g.p & ~(HUGE - 1)), HUGE,
+			       MADV_COLLAPSE) ? -errno : 0;
+	case OP_MOVE_PAGES:
+		return move_some(&g, r, a);
+	case OP_KSM:
+		*a |= chance(r, 3) << 1;
+		return madvise(g.p, g.len, *a & 2 ? MADV_UNMERGEABLE :
+					       MADV_MERGEABLE) ? -errno : 0;
+	default:
+		return -EINVAL;
+	}
+}
+
+/* -X abort, bus, kill, exit: a worker ending in ways it never means to. */
+static void mm_inject(void)
+{
+	if (inject_now(INJ_ABORT))
+		abort();
+	if (inject_now(INJ_BUS))
+		raise(SIGBUS);
+	if (inject_now(INJ_KILL))
+		raise(SIGKILL);
+	if (inject_now(INJ_EXIT))
+		_exit(3);
+}
+
 static void *mm_thread(void *arg)
 {
 	struct worker *w = arg;
-	struct region g;
 	struct rng r;
 	enum op op;
 	uint32_t a;
 	int ret;
-
 	struct kcov k;
 
-	w->tid[T_MM] = gettid();
+	thread_start(w, T_MM);
 	kcov_begin(&k, false, 0);
 	rng_init(&r, w->slot, w->gen, T_MM);
 	while (!stopping()) {
@@ -1296,50 +1849,18 @@ static void *mm_thread(void *arg)
 		op = OP_PAGEOUT + below(&r, OP_HWPOISON - OP_PAGEOUT + 1);
 		if (excluded[op])
 			continue;
-		if (op >= OP_MUNMAP) {
+		op_begin(w->slot, T_MM, op);
+		mm_inject();
+		if (op >= OP_MUNMAP)
 			ret = destroy(w, &r, op, &a);
-			rec(w->slot, T_MM, op, ret, a);
-			continue;
-		}
-		if (!pick_region(w, &r, below(&r, 2), &g)) {
-			rec(w->slot, T_MM, op, -ENOENT, 0);
-			continue;
-		}
-		a = g.ring;
-		switch (op) {
-		case OP_PAGEOUT:
-			ret = madvise(g.p, g.len, MADV_PAGEOUT) ? -errno : 0;
-			break;
-		case OP_COLD:
-			ret = madvise(g.p, g.len, MADV_COLD) ? -errno : 0;
-			break;
-		case OP_COLLAPSE:
-			ret = madvise((void *)((uintptr_t)g.p & ~(HUGE - 1)), HUGE,
-				      MADV_COLLAPSE) ? -errno : 0;
-			break;
-		case OP_MOVE_PAGES:
-			ret = move_some(&g, &r, &a);
-			break;
-		case OP_KSM:
-			a |= chance(&r, 3) << 1;
-			ret = madvise(g.p, g.len, a & 2 ? MADV_UNMERGEABLE :
-						      MADV_MERGEABLE) ? -errno : 0;
-			break;
-		case OP_FORK:
-			ret = fork_touch(w, &r);
-			break;
-		case OP_SOFT_DIRTY:
-			ret = write_str("/proc/self/clear_refs", "4");
-			break;
-		default:
-			ret = -EINVAL;
-		}
+		else
+			ret = mm_transparent(w, &r, op, &a);
 		rec(w->slot, T_MM, op, ret, a);
 	}
 	return NULL;
 }
 
-/* ---- the signal thread --------------------------------------------------- */
+/* ---- signals ---------------------------------------------------------------- */
 
 static void on_usr1(int sig)
 {
@@ -1347,21 +1868,61 @@ static void on_usr1(int sig)
 }
 
 /*
- * MADV_HWPOISON sends the caller SIGBUS (BUS_MCEERR_AR, as if it had
- * touched the page) and other threads mapping the page BUS_MCEERR_AO:
- * the page's data is gone, nothing touched it, and the chaos device is
- * rebuilt without touching it.  Any other SIGBUS (a poisoned page
- * touched: a forked child reading the rings) ends the process as the
- * default action would, quietly.
+ * The SIGBUS this program causes on purpose: MADV_HWPOISON sends the
+ * thread that calls it BUS_MCEERR_AR (as if it had touched the page) and
+ * other threads mapping the page BUS_MCEERR_AO, while that call is under
+ * way.  The page's data is gone, nothing touched it, and the chaos device
+ * is rebuilt without touching it.  Nothing else here may raise SIGBUS:
+ * the userfaultfd is a full one, whose faults wait for the handler.
  */
-static void on_bus(int sig, siginfo_t *si, void *uc)
+static bool bus_expected(const siginfo_t *si)
 {
-	(void)sig;
+	if (si->si_code == BUS_MCEERR_AR)
+		return in_poison;
+	if (si->si_code == BUS_MCEERR_AO)
+		return __atomic_load_n(&poison_inflight, __ATOMIC_SEQ_CST) > 0;
+	return false;
+}
+
+/*
+ * Any other fatal signal, in a worker or the admin process (what vhost
+ * writing into the process's memory would cause): recorded for the
+ * supervisor, which names it and the operation of each thread (see
+ * judge_end()), then the default action ends the process.
+ */
+static void on_fatal(int sig, siginfo_t *si, void *uc)
+{
+	struct death *d = &sh->slot[my_slot].death;
+	int none = 0;
+
 	(void)uc;
-	if (si->si_code != BUS_MCEERR_AO && !in_poison) {
-		signal(SIGBUS, SIG_DFL);
-		raise(SIGBUS);
+	if (sig == SIGBUS && bus_expected(si))
+		return;
+	if (__atomic_compare_exchange_n(&d->sig, &none, sig, false,
+					__ATOMIC_RELAXED, __ATOMIC_RELAXED)) {
+		d->code = si->si_code;
+		d->thr = my_thr;
+		d->addr = (uintptr_t)si->si_addr;
 	}
+	signal(sig, SIG_DFL);
+	raise(sig);		/* delivered on return, or the fault again */
+}
+
+/* A process of the run: its slot, its fatal signals caught, no core. */
+static void process_start(int slot)
+{
+	struct sigaction sa = { .sa_sigaction = on_fatal, .sa_flags = SA_SIGINFO };
+	struct rlimit core = { 0, 0 };
+	unsigned int i;
+
+	my_slot = slot;
+	my_thr = -1;
+	local_stop = 0;
+	memset(&sh->slot[slot].death, 0, sizeof(struct death));
+	setrlimit(RLIMIT_CORE, &core);
+	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	for (i = 0; i < ARRAY_SIZE(fatal_sigs); i++)
+		sigaction(fatal_sigs[i], &sa, NULL);
 }
 
 static void *sig_thread(void *arg)
@@ -1370,22 +1931,27 @@ static void *sig_thread(void *arg)
 	struct rng r;
 	int t;
 
-	w->tid[T_SIG] = gettid();
+	thread_start(w, T_SIG);
 	rng_init(&r, w->slot, w->gen, T_SIG);
 	while (!stopping()) {
 		sleep_ms(1 + below(&r, 20));
 		t = chance(&r, 2) ? T_CHAOS : T_MM;
-		if (w->tid[t] && !excluded[OP_SIGNAL])
-			rec(w->slot, T_SIG, OP_SIGNAL,
-			    syscall(SYS_tgkill, getpid(), w->tid[t], SIGUSR1) ?
-			    -errno : 0, t);
+		if (!w->tid[t] || excluded[OP_SIGNAL])
+			continue;
+		op_begin(w->slot, T_SIG, OP_SIGNAL);
+		rec(w->slot, T_SIG, OP_SIGNAL,
+		    syscall(SYS_tgkill, getpid(), w->tid[t], SIGUSR1) ? -errno : 0, t);
 	}
 	return NULL;
 }
 
 /* ---- a worker process ---------------------------------------------------- */
 
-/* The admin plane's counters of the checked device against its traffic. */
+/*
+ * The admin plane's counters of the checked device against its traffic.
+ * Without an admin plane there is nothing to compare: the supervisor
+ * reports that once (see setup_admin()).
+ */
 static void check_counters(struct worker *w)
 {
 	struct adm_stats dev, rxq, txq;
@@ -1393,8 +1959,13 @@ static void check_counters(struct worker *w)
 	struct dev *d = &w->chk;
 	int ret;
 
-	if (!have_admin || d->id < 0)
+	if (!have_admin)
 		return;
+	if (d->id < 0) {
+		failf(w->slot, R_COUNTERS, "checked device %s: no vhost id in its fdinfo: %s",
+		      d->n.ifname, strerror(-d->id));
+		return;
+	}
 	ys = adm_open();
 	if (!ys) {
 		failf(w->slot, R_ADMIN, "no vhost family socket");
@@ -1418,28 +1989,22 @@ static void check_counters(struct worker *w)
 		      (uint64_t)dev.v[VHOST_A_STATS_RX_PACKETS], d->rx_frames,
 		      (uint64_t)dev.v[VHOST_A_STATS_RX_BYTES], d->rx_bytes,
 		      (uint64_t)dev.v[VHOST_A_STATS_TX_ERRORS]);
+	} else {
+		__atomic_add_fetch(&sh->counter_checks, 1, __ATOMIC_RELAXED);
 	}
 	ynl_sock_destroy(ys);
 }
 
-static int worker_main(int slot, uint32_t gen)
+/* The worker's state, SIGUSR1 handled, its userfaultfd and its handler. */
+static struct worker *worker_init(int slot, uint32_t gen, pthread_t *ut)
 {
-	static void *(*const fn[NTHR])(void *) = {
-		check_thread, chaos_thread, mm_thread, sig_thread,
-	};
 	struct sigaction sa = { .sa_handler = on_usr1, .sa_flags = SA_RESTART };
 	struct worker *w = calloc(1, sizeof(*w));
-	pthread_t t[NTHR], ut;
-	struct rng r, ur;
-	int i, nf0 = __atomic_load_n(&sh->nfail, __ATOMIC_RELAXED);
-	bool have_ut = false;
+	int i;
 
 	if (!w)
-		return 2;
+		return NULL;
 	sigaction(SIGUSR1, &sa, NULL);
-	sa.sa_sigaction = on_bus;
-	sa.sa_flags = SA_SIGINFO | SA_RESTART;
-	sigaction(SIGBUS, &sa, NULL);
 	sigemptyset(&usr1);
 	sigaddset(&usr1, SIGUSR1);
 	w->slot = slot;
@@ -1452,24 +2017,44 @@ static int worker_main(int slot, uint32_t gen)
 		      MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 	if (w->log == MAP_FAILED)
 		w->log = NULL;
-	uffd = syscall(SYS_userfaultfd, O_CLOEXEC | O_NONBLOCK | UFFD_USER_MODE_ONLY);
-	if (uffd >= 0) {
-		struct uffdio_api api = { .api = UFFD_API };
-
-		if (ioctl(uffd, UFFDIO_API, &api)) {
-			close(uffd);
-			uffd = -1;
-		}
-	}
-	rng_init(&ur, slot, gen, NTHR);
-	if (uffd >= 0)
-		have_ut = !pthread_create(&ut, NULL, uffd_handler, &ur);
-	rng_init(&r, slot, gen, NTHR + 1);
 	w->chk.id = -1;
 	w->chaos.id = -1;
+	us.own[0] = gettid();
+	uffd_open();
+	rng_init(&us.r, slot, gen, NTHR);
+	if (us.fd >= 0 && pthread_create(ut, NULL, uffd_handler, NULL)) {
+		close(us.fd);
+		us.fd = -1;
+	}
+	return w;
+}
+
+/*
+ * A worker process: 0 when the run stops, 1 when it failed (and said why),
+ * anything else (or a signal) is what the supervisor must report.
+ */
+static int worker_main(int slot, uint32_t gen)
+{
+	static void *(*const fn[NTHR])(void *) = {
+		check_thread, chaos_thread, mm_thread, sig_thread,
+	};
+	pthread_t t[NTHR], ut;
+	struct worker *w;
+	struct rng r;
+	int i, ret;
+
+	process_start(slot);
+	w = worker_init(slot, gen, &ut);
+	if (!w) {
+		failf(slot, R_TRAFFIC, "worker: out of memory");
+		return 1;
+	}
+	rng_init(&r, slot, gen, NTHR + 1);
 	kcov_begin(&w->kmain, true, getpid() << 2);
-	if (dev_open(w, &w->chk, &r, false)) {
-		failf(slot, R_TRAFFIC, "could not open the checked device");
+	ret = dev_open(w, &w->chk, &r, false);
+	if (ret) {
+		failf(slot, R_TRAFFIC, "could not open the checked device: %s",
+		      strerror(-ret));
 		return 1;
 	}
 	for (i = 0; i < NTHR; i++)
@@ -1477,15 +2062,15 @@ static int worker_main(int slot, uint32_t gen)
 	for (i = 0; i < NTHR; i++)
 		pthread_join(t[i], NULL);
 	kcov_drain(&w->kmain);
-	if (__atomic_load_n(&sh->nfail, __ATOMIC_RELAXED) == nf0)
+	if (!local_stop)
 		check_counters(w);
 	if (w->chaos.open)
 		dev_close(w, &w->chaos, true);
 	dev_close(w, &w->chk, false);
-	__atomic_store_n(&uffd_stop, 1, __ATOMIC_RELAXED);
-	if (have_ut)
+	__atomic_store_n(&us.stop, 1, __ATOMIC_RELAXED);
+	if (us.fd >= 0)
 		pthread_join(ut, NULL);
-	return __atomic_load_n(&sh->nfail, __ATOMIC_RELAXED) != nf0;
+	return local_stop ? 1 : 0;
 }
 
 /* ---- the admin process --------------------------------------------------- */
@@ -1495,114 +2080,163 @@ static bool gone(int err)
 	return err == -ENODEV || err == -ENOENT;
 }
 
-static int admin_main(void)
+static int admin_set(struct ynl_sock *ys, struct rng *r, uint32_t id)
+{
+	struct adm_tun t = ADM_TUN_NONE;
+	int ret;
+
+	if (chance(r, 2))
+		t.busypoll_us = chance(r, 2) ? 0 : below(r, 100);
+	if (chance(r, 2))
+		t.zerocopy = below(r, 2);
+	if (chance(r, 3))
+		t.zcopy_min_len = VHOST_ZCOPY_MIN_LEN_MIN + below(r, 4096);
+	if (chance(r, 2) || (t.busypoll_us < 0 && t.zerocopy < 0 &&
+			     t.zcopy_min_len < 0))
+		t.metamap = below(r, 3);	/* off, map, batch */
+	ret = adm_set(ys, id, t);
+	if (ret && !gone(ret))
+		failf(ADMIN_SLOT, R_ADMIN, "dev-set %u: %s", id, strerror(-ret));
+	return ret;
+}
+
+static int admin_monitor(struct rng *r)
+{
+	struct adm_ntf ntf[16];
+	struct ynl_sock *mon;
+	int err = 0, k;
+
+	mon = adm_monitor(&err);
+	if (!mon) {
+		failf(ADMIN_SLOT, R_ADMIN, "monitor: %s", strerror(-err));
+		return err;
+	}
+	k = adm_ntf_drain(mon, below(r, 30), ntf, 16);
+	ynl_sock_destroy(mon);
+	return k < 0 ? k : 0;
+}
+
+static int admin_sysfs(uint32_t id)
+{
+	char name[16];
+	uint64_t v;
+	int ret;
+
+	snprintf(name, sizeof(name), "vhost%u", id);
+	ret = sysfs_u64(name, "statistics/tx_packets", &v);
+	if (ret && !gone(ret))
+		failf(ADMIN_SLOT, R_ADMIN, "sysfs %s: %s", name, strerror(-ret));
+	return ret;
+}
+
+/* One admin request drawn at random; its result, failures reported. */
+static int admin_one(struct ynl_sock *ys, struct rng *r, enum op op,
+		     uint32_t *ids, int *nids, uint32_t id, struct adm_stats *st)
 {
 	const int slot = ADMIN_SLOT;
-	struct adm_stats *st = calloc(4096, sizeof(*st));
-	uint32_t ids[512];
-	int nids = 0, ret, k;
-	struct ynl_sock *ys = adm_open(), *mon;
-	struct rng r;
-	uint32_t id;
-	enum op op;
+	int ret;
 
+	switch (op) {
+	case OP_ADM_DUMP:
+		ret = adm_dump_ids(ys, ids, 512);
+		if (ret >= 0)
+			*nids = ret;
+		else
+			failf(slot, R_ADMIN, "dev-get dump: %s", strerror(-ret));
+		return ret;
+	case OP_ADM_STATS:
+		ret = adm_stats(ys, 0, true, chance(r, 2), st, 4096);
+		if (ret < 0)
+			failf(slot, R_ADMIN, "stats-get dump: %s", strerror(-ret));
+		return ret;
+	case OP_ADM_GET: {
+		struct vhost_dev_get_rsp *g = adm_get(ys, id);
+
+		ret = g ? 0 : adm_err(ys);
+		if (g)
+			vhost_dev_get_rsp_free(g);
+		else if (!gone(ret))
+			failf(slot, R_ADMIN, "dev-get %u: %s", id, strerror(-ret));
+		return ret;
+	}
+	case OP_ADM_SET:
+		return admin_set(ys, r, id);
+	case OP_ADM_MONITOR:
+		return admin_monitor(r);
+	default:
+		return admin_sysfs(id);
+	}
+}
+
+/*
+ * The admin process: 0 when the run stops, 1 when it failed (and said
+ * why); the supervisor reports any other end and starts it again.
+ */
+static int admin_main(uint32_t gen)
+{
+	const int slot = ADMIN_SLOT;
+	struct adm_stats *st;
+	uint32_t ids[512], id;
+	struct ynl_sock *ys;
+	int nids = 0, ret;
+	struct rng r;
+	enum op op;
 	struct kcov kc;
 
-	if (!ys || !st)
+	process_start(slot);
+	my_thr = 0;
+	st = calloc(4096, sizeof(*st));
+	ys = adm_open();
+	if (!ys || !st) {
+		failf(slot, R_ADMIN, "admin process: %s",
+		      st ? "no vhost family socket" : "out of memory");
 		return 1;
+	}
 	kcov_begin(&kc, false, 0);
-	rng_init(&r, slot, 0, 0);
+	rng_init(&r, slot, gen, 0);
 	while (!stopping()) {
 		sleep_ms(below(&r, 10));
 		op = OP_ADM_DUMP + below(&r, OP_SYSFS - OP_ADM_DUMP + 1);
 		id = nids ? ids[below(&r, nids)] : 1;
 		if (excluded[op])
 			continue;
-		switch (op) {
-		case OP_ADM_DUMP:
-			ret = adm_dump_ids(ys, ids, 512);
-			if (ret >= 0)
-				nids = ret;
-			else
-				failf(slot, R_ADMIN, "dev-get dump: %s", strerror(-ret));
-			break;
-		case OP_ADM_STATS:
-			ret = adm_stats(ys, 0, true, chance(&r, 2), st, 4096);
-			if (ret < 0)
-				failf(slot, R_ADMIN, "stats-get dump: %s", strerror(-ret));
-			break;
-		case OP_ADM_GET: {
-			struct vhost_dev_get_rsp *g = adm_get(ys, id);
-
-			ret = g ? 0 : adm_err(ys);
-			if (g)
-				vhost_dev_get_rsp_free(g);
-			else if (!gone(ret))
-				failf(slot, R_ADMIN, "dev-get %u: %s", id, strerror(-ret));
-			break;
-		}
-		case OP_ADM_SET: {
-			struct adm_tun t = ADM_TUN_NONE;
-
-			if (chance(&r, 2))
-				t.busypoll_us = chance(&r, 2) ? 0 : below(&r, 100);
-			if (chance(&r, 2))
-				t.zerocopy = below(&r, 2);
-			if (chance(&r, 3))
-				t.zcopy_min_len = VHOST_ZCOPY_MIN_LEN_MIN +
-						  below(&r, 4096);
-			if (chance(&r, 2) || (t.busypoll_us < 0 && t.zerocopy < 0 &&
-					      t.zcopy_min_len < 0))
-				t.metamap = below(&r, 3);	/* off, map, batch */
-			ret = adm_set(ys, id, t);
-			if (ret && !gone(ret))
-				failf(slot, R_ADMIN, "dev-set %u: %s", id, strerror(-ret));
-			break;
-		}
-		case OP_ADM_MONITOR: {
-			struct adm_ntf ntf[16];
-			int err = 0;
-
-			mon = adm_monitor(&err);
-			ret = mon ? 0 : err;
-			if (mon) {
-				k = adm_ntf_drain(mon, below(&r, 30), ntf, 16);
-				ret = k < 0 ? k : 0;
-				ynl_sock_destroy(mon);
-			} else {
-				failf(slot, R_ADMIN, "monitor: %s", strerror(-err));
-			}
-			break;
-		}
-		default: {
-			char name[16];
-			uint64_t v;
-
-			snprintf(name, sizeof(name), "vhost%u", id);
-			ret = sysfs_u64(name, "statistics/tx_packets", &v);
-			if (ret && !gone(ret))
-				failf(slot, R_ADMIN, "sysfs %s: %s", name, strerror(-ret));
-			break;
-		}
-		}
+		op_begin(slot, 0, op);
+		if (inject_now(INJ_ADMIN))
+			*null_ptr = 1;
+		ret = admin_one(ys, &r, op, ids, &nids, id, st);
 		rec(slot, 0, op, ret, id);
 		kcov_drain(&kc);
 	}
 	ynl_sock_destroy(ys);
 	free(st);
-	return 0;
+	return local_stop ? 1 : 0;
 }
 
 /* ---- the supervisor -------------------------------------------------------- */
 
+/* The supervisor's state: the processes of the run, by slot. */
+struct sup {
+	pid_t pid[NSLOTS];		/* 0: none in the slot */
+	int procs;
+	double oom_due;			/* an OOM owner by then, if none yet */
+	int kills;
+	struct rng r;
+};
+
 static pid_t spawn(int slot)
 {
-	pid_t pid = fork();
+	pid_t pid;
 
+	sh->slot[slot].nfail = 0;
+	fflush(NULL);
+	pid = fork();
+	if (pid < 0) {
+		failf(slot, R_ENDS, "fork for slot %d: %s", slot, strerror(errno));
+		return 0;
+	}
 	if (pid)
 		return pid;
-	prctl(PR_SET_PDEATHSIG, SIGKILL);
-	_exit(slot == ADMIN_SLOT ? admin_main() :
+	_exit(slot == ADMIN_SLOT ? admin_main(sh->slot[slot].gen) :
 	      worker_main(slot, sh->slot[slot].gen));
 }
 
@@ -1634,10 +2268,202 @@ static void show_stacks(pid_t pid)
 	fclose(f);
 }
 
-/* An owner in a small memcg with traffic in flight, eating memory. */
+/* Append to buf, which holds *n characters, never past len. */
+static void __attribute__((format(printf, 4, 5)))
+append(char *buf, size_t len, size_t *n, const char *fmt, ...)
+{
+	va_list ap;
+	int r;
+
+	if (*n >= len)
+		return;
+	va_start(ap, fmt);
+	r = vsnprintf(buf + *n, len - *n, fmt, ap);
+	va_end(ap);
+	if (r > 0)
+		*n += r;
+}
+
+/* "chaos during set-vring-addr", "mm after fork" */
+static void thread_doing(const struct slot *s, int slot, int t, char *buf,
+			 size_t len, size_t *n)
+{
+	const struct tlog *l = &s->log[t];
+	const char *name = slot == ADMIN_SLOT ? "admin" : thr_name[t];
+
+	if (!l->n && !l->busy)
+		append(buf, len, n, "%s before its first operation", name);
+	else
+		append(buf, len, n, "%s %s %s", name, l->busy ? "during" : "after",
+		       op_name[l->cur < OP_MAX ? l->cur : 0]);
+}
+
+/*
+ * What the threads of the process in slot were doing when it ended: the
+ * one a fatal signal hit (see on_fatal()), then the others.
+ */
+static void ops_doing(int slot, int sig, char *buf, size_t len)
+{
+	const struct slot *s = &sh->slot[slot];
+	const struct death *d = &s->death;
+	int nt = slot == ADMIN_SLOT ? 1 : NTHR, hit = -1, t;
+	const char *sep = "; threads: ";
+	size_t n = 0;
+
+	buf[0] = '\0';
+	if (sig && d->sig == sig) {
+		if (d->code > 0)	/* a fault, at an address */
+			append(buf, len, &n, ", si_code %d at 0x%" PRIx64, d->code,
+			       d->addr);
+		else
+			append(buf, len, &n, ", sent (si_code %d)", d->code);
+		hit = d->thr >= 0 && d->thr < nt ? d->thr : -1;
+		if (hit < 0) {
+			append(buf, len, &n, ", in the %s", d->thr == NTHR ?
+			       "userfaultfd handler" : "main thread");
+		} else {
+			append(buf, len, &n, ", in thread ");
+			thread_doing(s, slot, hit, buf, len, &n);
+			sep = "; the others: ";
+		}
+	}
+	for (t = 0; t < nt; t++) {
+		if (t == hit)
+			continue;
+		append(buf, len, &n, "%s", sep);
+		thread_doing(s, slot, t, buf, len, &n);
+		sep = ", ";
+	}
+}
+
+/*
+ * How a process of the run ended, judged.  Expected: a stop at the end of
+ * the run (status 0), a failure it reported itself (status 1), and the
+ * supervisor's own SIGKILL.  Anything else, a signal above all (what vhost
+ * writing into a process's memory would cause), is a failure that names
+ * the signal and what each of the process's threads was doing.
+ */
+static void judge_end(int slot, pid_t pid, int st, bool killed)
+{
+	struct slot *s = &sh->slot[slot];
+	char who[64], how[80], what[240];
+	bool stop = __atomic_load_n(&sh->stop, __ATOMIC_RELAXED);
+
+	if (WIFEXITED(st) && ((WEXITSTATUS(st) == 0 && stop) ||
+			      (WEXITSTATUS(st) == 1 && s->nfail)))
+		return;
+	if (WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL && killed)
+		return;
+	__atomic_add_fetch(&sh->ends, 1, __ATOMIC_RELAXED);
+	if (slot == ADMIN_SLOT)
+		snprintf(who, sizeof(who), "the admin process (pid %d, generation %u)",
+			 pid, s->gen);
+	else
+		snprintf(who, sizeof(who), "worker %d (pid %d, generation %u)",
+			 slot, pid, s->gen);
+	if (WIFEXITED(st) && WEXITSTATUS(st) <= 1)
+		snprintf(how, sizeof(how), "exited with status %d %s",
+			 WEXITSTATUS(st), WEXITSTATUS(st) ?
+			 "without reporting a failure" : "before the end of the run");
+	else
+		how_ended(st, how, sizeof(how));
+	ops_doing(slot, WIFSIGNALED(st) ? WTERMSIG(st) : 0, what, sizeof(what));
+	failf(slot, R_ENDS, "%s %s%s%s", who, how,
+	      WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL ?
+	      " (not by the supervisor)" : "", what);
+}
+
+static void restart(struct sup *s, int slot)
+{
+	sh->slot[slot].gen++;
+	s->pid[slot] = spawn(slot);
+}
+
+/* Processes that ended on their own: judged, and started again. */
+static void reap_ended(struct sup *s)
+{
+	int i, st;
+
+	for (i = 0; i < NSLOTS; i++) {
+		if (s->pid[i] <= 0 || waitpid(s->pid[i], &st, WNOHANG) != s->pid[i])
+			continue;
+		judge_end(i, s->pid[i], st, false);
+		restart(s, i);
+	}
+}
+
+/* SIGKILL for a random worker, which must go in time; false if it did not. */
+static bool kill_one(struct sup *s)
+{
+	int i = below(&s->r, s->procs), st;
+	pid_t pid = s->pid[i];
+
+	if (excluded[OP_KILL] || pid <= 0)
+		return true;
+	op_begin(ADMIN_SLOT, 1, OP_KILL);
+	kill(pid, SIGKILL);
+	st = reap(pid, KILL_WAIT_MS);
+	if (st == -1) {
+		rec(ADMIN_SLOT, 1, OP_KILL, -ETIMEDOUT, i);
+		failf(i, R_PROCS, "worker %d did not die within %d s of SIGKILL",
+		      pid, KILL_WAIT_MS / 1000);
+		show_stacks(pid);
+		return false;
+	}
+	rec(ADMIN_SLOT, 1, OP_KILL, WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL ?
+	    0 : -ESRCH, i);
+	judge_end(i, pid, st, true);
+	s->kills++;
+	restart(s, i);
+	return true;
+}
+
+/* The OOM kills in the small memcg so far, from its memory.events. */
+static long oom_kills(void)
+{
+	char line[128];
+	long n = -1;
+	FILE *f = fopen(OOM_CG "/memory.events", "r");
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "oom_kill %ld", &n) == 1)
+			break;
+	fclose(f);
+	return n;
+}
+
+/* The OOM owner: a device with traffic in flight, eating memory. */
+static void __attribute__((noreturn)) oom_child(struct rng *r)
+{
+	struct vnet_opts o = { .ring_num = 256, .event_idx = below(r, 2) };
+	char pidstr[16], data[200] = {};
+	struct vnet n;
+
+	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	snprintf(pidstr, sizeof(pidstr), "%d", getpid());
+	if (write_str(OOM_CG "/cgroup.procs", pidstr) || vnet_open(&n, &o))
+		_exit(2);
+	vnet_rx_fill(&n);
+	for (;;) {
+		char *p = malloc(1 << 20);
+
+		if (p)
+			memset(p, 0x5a, 1 << 20);
+		vnet_tx_add(&n, NULL, data, sizeof(data));
+		vnet_kick(&n, VNET_TX);
+	}
+}
+
+/*
+ * An owner in a small memcg until the OOM killer takes it: 0 if the OOM
+ * killer did (SIGKILL, and the memcg counted an OOM kill), -ECHILD if it
+ * could not start; any other end is a failure.
+ */
 static int oom_owner(struct rng *r)
 {
-	char pidstr[16];
+	char how[80];
 	pid_t pid;
 	int st;
 
@@ -1647,27 +2473,12 @@ static int oom_owner(struct rng *r)
 	if (write_str(OOM_CG "/memory.max", "40M"))
 		return -ENODEV;
 	write_str(OOM_CG "/memory.swap.max", "0");
+	fflush(NULL);
 	pid = fork();
 	if (pid < 0)
 		return -errno;
-	if (!pid) {
-		struct vnet n;
-		struct vnet_opts o = { .ring_num = 256, .event_idx = below(r, 2) };
-		char data[200] = {};
-
-		snprintf(pidstr, sizeof(pidstr), "%d", getpid());
-		if (write_str(OOM_CG "/cgroup.procs", pidstr) || vnet_open(&n, &o))
-			_exit(2);
-		vnet_rx_fill(&n);
-		for (;;) {
-			char *p = malloc(1 << 20);
-
-			if (p)
-				memset(p, 0x5a, 1 << 20);
-			vnet_tx_add(&n, NULL, data, sizeof(data));
-			vnet_kick(&n, VNET_TX);
-		}
-	}
+	if (!pid)
+		oom_child(r);
 	st = reap(pid, 60000);
 	if (st == -1) {
 		failf(ADMIN_SLOT, R_PROCS, "OOM owner %d still alive after 60 s", pid);
@@ -1676,9 +2487,71 @@ static int oom_owner(struct rng *r)
 		waitpid(pid, &st, 0);
 		return -ETIMEDOUT;
 	}
+	if (WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL) {
+		st = oom_kills() > 0 ? 0 : -ESRCH;
+		rmdir(OOM_CG);
+		return st;
+	}
 	rmdir(OOM_CG);
-	return WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL ? 0 : -ECHILD;
+	if (WIFEXITED(st) && WEXITSTATUS(st) == 2)
+		return -ECHILD;
+	failf(ADMIN_SLOT, R_ENDS, "the OOM owner (pid %d) %s", pid,
+	      how_ended(st, how, sizeof(how)));
+	return -ECHILD;
 }
+
+/* Until the time is up: workers killed and started again, OOM owners. */
+static void supervise(struct sup *s, double seconds)
+{
+	double end = now_ms() + seconds * 1000;
+	double next = now_ms() + 500 + below(&s->r, 2500);
+
+	s->oom_due = now_ms() + seconds * 1000 / 3;
+
+	while (now_ms() < end) {
+		usleep(20000);
+		reap_ended(s);
+		if (now_ms() < next)
+			continue;
+		next = now_ms() + 500 + below(&s->r, 2500);
+		if (chance(&s->r, 6) || (!sh->ran[OP_OOM] && now_ms() > s->oom_due)) {
+			if (excluded[OP_OOM])
+				continue;
+			op_begin(ADMIN_SLOT, 1, OP_OOM);
+			rec(ADMIN_SLOT, 1, OP_OOM, oom_owner(&s->r), 0);
+			continue;
+		}
+		if (!kill_one(s))
+			break;
+	}
+}
+
+/* The end: every process must stop within STOP_WAIT_MS, and as it should. */
+static void stop_all(struct sup *s)
+{
+	bool killed;
+	int i, st;
+
+	__atomic_store_n(&sh->stop, 1, __ATOMIC_RELAXED);
+	for (i = 0; i < NSLOTS; i++) {
+		if (s->pid[i] <= 0)
+			continue;
+		killed = false;
+		st = reap(s->pid[i], STOP_WAIT_MS);
+		if (st == -1) {
+			failf(i, R_PROCS, "process %d did not stop within %d s",
+			      s->pid[i], STOP_WAIT_MS / 1000);
+			show_stacks(s->pid[i]);
+			kill(s->pid[i], SIGKILL);
+			waitpid(s->pid[i], &st, 0);
+			killed = true;
+		}
+		judge_end(i, s->pid[i], st, killed);
+		s->pid[i] = 0;
+	}
+}
+
+/* ---- the report ------------------------------------------------------------ */
 
 static void print_ops(void)
 {
@@ -1697,41 +2570,230 @@ static void print_ops(void)
 	       total / (ms_since_start() / 1000));
 }
 
-static void print_logs(int slot)
+/* Rebuilds of chaos devices, and the errors of those that failed. */
+static void print_rebuilds(void)
 {
-	struct slot *s = &sh->slot[slot];
+	static const char *const step_name[4] = {
+		"reset", "ring memory", "vnet_open", "memory table",
+	};
+	const char *sep = "; failed: ";
+	int e, i;
+
+	printf("# rebuilds of chaos devices: %" PRIu64 " tried, %" PRIu64
+	       " succeeded", sh->ran[OP_REBUILD] + sh->ran[OP_RESET_REUSE],
+	       sh->ok[OP_REBUILD] + sh->ok[OP_RESET_REUSE]);
+	for (i = 0; i < 4; i++) {
+		for (e = 1; e < 256; e++) {
+			if (!sh->rebuild_err[i][e])
+				continue;
+			printf("%s%s in %s %u", sep, strerrorname_np(e) ?: "?",
+			       step_name[i], sh->rebuild_err[i][e]);
+			sep = ", ";
+		}
+	}
+	printf("\n");
+}
+
+static void print_stats(int kills, uint64_t seed)
+{
+	printf("# %.0f s, %d kills, %" PRIu64 " OOM kills, %u MADV_HWPOISON calls,"
+	       " %u processes ended unexpectedly, seed %#" PRIx64 "\n",
+	       ms_since_start() / 1000, kills, sh->ok[OP_OOM], sh->poison_tries,
+	       sh->ends, seed);
+	print_ops();
+	print_rebuilds();
+	if (sh->uffd_err)
+		printf("# userfaultfd: %s: no rings in userfaultfd memory\n",
+		       strerror(sh->uffd_err));
+	printf("# userfaultfd: %u faults answered, %u of them vhost workers'\n",
+	       sh->uffd_faults, sh->uffd_vhost);
+	printf("# counters of %u checked devices compared\n", sh->counter_checks);
+	if (have_kcov)
+		printf("# coverage: %u distinct PCs of drivers/vhost reached (kcov)\n",
+		       sh->npcs);
+}
+
+/*
+ * Why the machine cannot do an operation kind, a reason that starts with
+ * one of skip-reasons' prefixes; NULL if it can.
+ */
+static const char *kind_unavailable(int op)
+{
+	if (op == OP_MOVE_PAGES && !have_node1)
+		return "one NUMA node: move_pages has nowhere to move to";
+	if (op == OP_RINGS_HUGETLB && !have_hugetlb)
+		return "no hugepages: the hugetlb pool is empty";
+	return NULL;
+}
+
+/*
+ * vhost-net routes no worker ioctls (in 6.12 only vhost-scsi and
+ * vhost-vsock do): they are refused, by design, and drawn for the paths
+ * that refuse them.  They must run; they cannot succeed.
+ */
+static bool kind_refused(int op)
+{
+	return op == OP_NEW_WORKER || op == OP_ATTACH_WORKER ||
+	       op == OP_FREE_WORKER;
+}
+
+/*
+ * A kind that only happens after another (a refault of uffd-backed rings
+ * of the checked device between checks; SET_OWNER that can succeed after a
+ * RESET_OWNER): not required when -x left that one out.
+ */
+static bool kind_orphaned(int op)
+{
+	if (op == OP_UFFD_REFAULT)
+		return excluded[OP_CHECK] || excluded[OP_RINGS_UFFD];
+	if (op == OP_SET_OWNER)
+		return excluded[OP_RESET_OWNER];
+	return false;
+}
+
+/* The kinds that never succeeded (refused ones: never ran), in buf. */
+static int kinds_missing(char *buf, size_t len)
+{
+	int i, n = 0, k = 0;
+
+	buf[0] = '\0';
+	for (i = 0; i < OP_MAX; i++) {
+		if (excluded[i] || kind_unavailable(i) || kind_orphaned(i))
+			continue;
+		if (kind_refused(i) ? sh->ran[i] : sh->ok[i])
+			continue;
+		if (n < (int)len)
+			n += snprintf(buf + n, len - n, "%s%s", k ? ", " : "",
+				      op_name[i]);
+		k++;
+	}
+	return k;
+}
+
+/*
+ * Every operation kind must succeed at least once in a run of
+ * ALL_KINDS_SECONDS or more.  The kinds the machine cannot do are skips,
+ * with their reasons; a shorter run reports the kinds, and skips the check.
+ */
+static char kinds_msg[300];	/* what check_kinds() found */
+
+static void check_kinds(double seconds)
+{
+	char missing[240];
+
+	if (!kinds_missing(missing, sizeof(missing)))
+		return;
+	snprintf(kinds_msg, sizeof(kinds_msg),
+		 "operation kinds that never succeeded in %.0f s: %s", seconds,
+		 missing);
+	if (seconds >= ALL_KINDS_SECONDS)
+		failf(-1, R_KINDS, "%s", kinds_msg);
+}
+
+/* A result: the reasons it failed, as diagnostics, then the line. */
+static void print_result(int n, int k, double seconds)
+{
+	int i, shown = 0;
+
+	for (i = 0; k != R_KINDS && i < sh->nfail && i < MAX_FAILS; i++) {
+		if (sh->fail_kind[i] != k)
+			continue;
+		printf("# %s\n", sh->fail[i]);
+		shown++;
+	}
+	if (k != R_KINDS && sh->kind_fail[k] > shown)
+		printf("# ... and %d more\n", sh->kind_fail[k] - shown);
+	if (k == R_KINDS && kinds_msg[0])
+		printf("# %s\n", kinds_msg);
+	if (k == R_KINDS && seconds < ALL_KINDS_SECONDS) {
+		printf("ok %d %s # SKIP a run shorter than %d s\n", n,
+		       result_name[k], ALL_KINDS_SECONDS);
+		return;
+	}
+	printf("%sok %d %s\n", sh->kind_fail[k] ? "not " : "", n, result_name[k]);
+}
+
+static void print_results(double seconds)
+{
+	int i, n = 0, skips = 0;
+
+	for (i = 0; i < OP_MAX; i++)
+		skips += !excluded[i] && kind_unavailable(i);
+	printf("1..%d\n", R_NUM + skips);
+	for (i = 0; i < R_NUM; i++)
+		print_result(++n, i, seconds);
+	for (i = 0; i < OP_MAX; i++)
+		if (!excluded[i] && kind_unavailable(i))
+			printf("ok %d operation kind %s # SKIP %s\n", ++n, op_name[i],
+			       kind_unavailable(i));
+}
+
+static void print_logs(const struct slot *s, int slot)
+{
 	static const char *const adm_thr[] = { "admin", "supervisor" };
 	int t, i, nt = slot == ADMIN_SLOT ? 2 : NTHR;
 
 	for (t = 0; t < nt; t++) {
-		struct tlog *l = &s->log[t];
+		const struct tlog *l = &s->log[t];
 		uint32_t first = l->n > LOG_N ? l->n - LOG_N : 0;
 
 		printf("# slot %d gen %u thread %s, last operations:\n", slot,
 		       s->gen, slot == ADMIN_SLOT ? adm_thr[t] : thr_name[t]);
 		for (i = first; i < (int)l->n; i++) {
-			struct op_rec *e = &l->e[i % LOG_N];
+			const struct op_rec *e = &l->e[i % LOG_N];
 
 			printf("#   %8.3fs %-26s arg %#x -> %d%s%s\n", e->ms / 1000.0,
 			       op_name[e->op], e->arg, e->ret,
 			       e->ret < 0 ? " " : "",
 			       e->ret < 0 ? strerror(-e->ret) : "");
 		}
+		if (l->busy)
+			printf("#   (then %s, unfinished)\n", op_name[l->cur]);
 	}
 }
 
-static void setup_host(void)
+/* Each failure, and the logs of its process as they were when it failed. */
+static void print_failures(uint64_t seed)
 {
-	write_str("/sys/kernel/mm/ksm/run", "1");
-	write_str("/sys/kernel/mm/ksm/sleep_millisecs", "10");
-	write_str("/sys/kernel/mm/ksm/pages_to_scan", "1000");
+	int i, j;
+
+	printf("# %d failures, seed %#" PRIx64 ":\n", sh->nfail, seed);
+	for (i = 0; i < sh->nfail && i < MAX_FAILS; i++) {
+		int s = sh->fail_slot[i];
+
+		printf("#   %s\n", sh->fail[i]);
+		if (s < 0 || s >= NSLOTS)
+			continue;
+		for (j = 0; j < i; j++)
+			if (sh->fail_slot[j] == s &&
+			    sh->fail_log[j].gen == sh->fail_log[i].gen)
+				break;
+		if (j == i)
+			print_logs(&sh->fail_log[i], s);
+	}
+	if (sh->nfail > MAX_FAILS)
+		printf("#   ... and %d more\n", sh->nfail - MAX_FAILS);
+}
+
+/* ---- setup and options ---------------------------------------------------- */
+
+static bool hugepages_reserved(void)
+{
+	char buf[32] = "";
+	FILE *f;
+
 	write_str("/proc/sys/vm/nr_hugepages", "16");
-	have_hugetlb = !access("/proc/sys/vm/nr_hugepages", F_OK);
-	have_node1 = !access("/sys/devices/system/node/node1", F_OK);
-	if (system("grep -q zram /proc/swaps 2>/dev/null || "
-		   "{ echo 256M > /sys/block/zram0/disksize && "
-		   "mkswap /dev/zram0 && swapon /dev/zram0; } >/dev/null 2>&1"))
-		printf("# no swap on zram: page-out only drops clean pages\n");
+	f = fopen("/proc/sys/vm/nr_hugepages", "r");
+	if (!f)
+		return false;
+	if (!fgets(buf, sizeof(buf), f))
+		buf[0] = '\0';
+	fclose(f);
+	return atoi(buf) > 0;
+}
+
+static void setup_failslab(void)
+{
 	/* slab allocations of the chaos thread's ioctls fail at random */
 	if (!access("/sys/kernel/debug/failslab", F_OK)) {
 		/* the task filter first: until then it would hit everyone */
@@ -1745,23 +2807,48 @@ static void setup_host(void)
 	}
 	if (!have_failslab)
 		printf("# no failslab (CONFIG_FAILSLAB): no fault injection\n");
+}
+
+/*
+ * The admin plane is part of this project's kernel: without the vhost
+ * generic netlink family, neither the admin process nor the counters
+ * check can run, and both results fail.
+ */
+static void setup_admin(void)
+{
+	struct ynl_sock *ys = adm_open();
+
+	have_admin = ys;
+	if (ys) {
+		ynl_sock_destroy(ys);
+		return;
+	}
+	failf(-1, R_ADMIN, "no vhost generic netlink family: no admin process");
+	failf(-1, R_COUNTERS, "no vhost generic netlink family: no counters to compare");
+}
+
+static void setup_host(void)
+{
+	write_str("/sys/kernel/mm/ksm/run", "1");
+	write_str("/sys/kernel/mm/ksm/sleep_millisecs", "10");
+	write_str("/sys/kernel/mm/ksm/pages_to_scan", "1000");
+	have_hugetlb = hugepages_reserved();
+	have_node1 = !access("/sys/devices/system/node/node1", F_OK);
+	if (system("grep -q zram /proc/swaps 2>/dev/null || "
+		   "{ echo 256M > /sys/block/zram0/disksize && "
+		   "mkswap /dev/zram0 && swapon /dev/zram0; } >/dev/null 2>&1"))
+		printf("# no swap on zram: page-out only drops clean pages\n");
+	setup_failslab();
 	have_kcov = !access("/sys/kernel/debug/kcov", R_OK | W_OK);
 	if (!have_kcov)
 		printf("# no /sys/kernel/debug/kcov (CONFIG_KCOV): no coverage\n");
-	{
-		struct ynl_sock *ys = adm_open();
-
-		have_admin = ys;
-		if (ys)
-			ynl_sock_destroy(ys);
-		else
-			printf("# no vhost netlink family: no admin process, no counters\n");
-	}
+	setup_admin();
 }
 
 /*
  * -x OP[,OP...]: leave operation kinds out, by name or by group (chaos,
- * mm, admin), to narrow a failure down; the other kinds draw the same.
+ * mm, admin, rings), to narrow a failure down; the other kinds draw the
+ * same.
  */
 static int exclude(char *list)
 {
@@ -1769,15 +2856,17 @@ static int exclude(char *list)
 		{ "chaos", OP_SET_OWNER, OP_FAILSLAB },
 		{ "mm", OP_PAGEOUT, OP_HWPOISON },
 		{ "admin", OP_ADM_DUMP, OP_SYSFS },
+		{ "rings", OP_RINGS_MEMFD, OP_RINGS_UFFD },
 	};
 	char *tok, *save;
-	int i, j;
+	unsigned int i;
+	int j;
 
 	for (tok = strtok_r(list, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-		for (i = 0; i < 3; i++)
+		for (i = 0; i < ARRAY_SIZE(groups); i++)
 			if (!strcmp(tok, groups[i].name))
 				break;
-		if (i < 3) {
+		if (i < ARRAY_SIZE(groups)) {
 			for (j = groups[i].first; j <= groups[i].last; j++)
 				excluded[j] = true;
 			continue;
@@ -1794,6 +2883,22 @@ static int exclude(char *list)
 	return 0;
 }
 
+/* -X WHAT: see the comment at the top. */
+static int inject_parse(const char *what)
+{
+	int i;
+
+	for (i = 1; i < INJ_NUM; i++)
+		if (!strcmp(what, inject_name[i]))
+			break;
+	if (i == INJ_NUM) {
+		fprintf(stderr, "-X: no fault '%s'\n", what);
+		return -1;
+	}
+	inject = i;
+	return 0;
+}
+
 static void usage(const char *prog)
 {
 	fprintf(stderr, "usage: %s [-s SECONDS] [-S SEED] [-p PROCS] [-q] [-x OP,...]\n",
@@ -1801,152 +2906,101 @@ static void usage(const char *prog)
 	exit(2);
 }
 
-int main(int argc, char **argv)
-{
-	double seconds = 60, end, next;
-	uint64_t seed = 0;
-	int procs = 2, opt, i, kmsg, splats, st, kills = 0;
-	pid_t pid[NSLOTS] = {};
-	char what[256] = "";
-	bool seeded = false;
-	int sigbus = 0;
-	struct rng r;
+struct opts {
+	double seconds;
+	uint64_t seed;
+	int procs;
+};
 
-	while ((opt = getopt(argc, argv, "s:S:p:qx:")) != -1) {
+/* -q is accepted and does nothing: the table is always printed. */
+static void parse_args(int argc, char **argv, struct opts *o)
+{
+	bool seeded = false;
+	int opt;
+
+	while ((opt = getopt(argc, argv, "s:S:p:qx:X:")) != -1) {
 		switch (opt) {
 		case 's':
-			seconds = atof(optarg);
+			o->seconds = atof(optarg);
 			break;
 		case 'S':
-			seed = strtoull(optarg, NULL, 0);
+			o->seed = strtoull(optarg, NULL, 0);
 			seeded = true;
 			break;
 		case 'p':
-			procs = atoi(optarg);
+			o->procs = atoi(optarg);
 			break;
 		case 'q':
-			quiet = true;
 			break;
 		case 'x':
 			if (exclude(optarg))
+				usage(argv[0]);
+			break;
+		case 'X':
+			if (inject_parse(optarg))
 				usage(argv[0]);
 			break;
 		default:
 			usage(argv[0]);
 		}
 	}
-	if (procs < 1 || procs > MAX_PROCS || seconds <= 0)
+	if (o->procs < 1 || o->procs > MAX_PROCS || o->seconds <= 0)
 		usage(argv[0]);
 	if (!seeded) {
 		struct timespec ts;
 
 		clock_gettime(CLOCK_REALTIME, &ts);
-		seed = ts.tv_sec * 1000000007ULL ^ ts.tv_nsec ^ getpid();
+		o->seed = ts.tv_sec * 1000000007ULL ^ ts.tv_nsec ^ getpid();
 	}
+}
+
+int main(int argc, char **argv)
+{
+	struct opts o = { .seconds = 60, .procs = 2 };
+	struct sup s = {};
+	char what[256] = "";
+	int i, kmsg, splats;
+
+	parse_args(argc, argv, &o);
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	printf("TAP version 13\n");
 	printf("# vhost_stress: seed %#" PRIx64 ", %.0f s, %d processes"
 	       " (replay: vhost_stress -S %#" PRIx64 " -s %.0f -p %d)\n",
-	       seed, seconds, procs, seed, seconds, procs);
+	       o.seed, o.seconds, o.procs, o.seed, o.seconds, o.procs);
+	if (inject)
+		printf("# injected on purpose (-X): %s\n", inject_name[inject]);
 	if (access("/dev/vhost-net", R_OK | W_OK)) {
-		printf("1..0 # SKIP /dev/vhost-net: %s\n", strerror(errno));
-		return 4;
+		printf("1..1\nnot ok 1 /dev/vhost-net: %s\n", strerror(errno));
+		return 1;
 	}
 	sh = mmap(NULL, sizeof(*sh), PROT_READ | PROT_WRITE,
 		  MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-	if (sh == MAP_FAILED)
+	if (sh == MAP_FAILED) {
+		printf("1..1\nnot ok 1 the run's shared memory: %s\n", strerror(errno));
 		return 1;
-	sh->seed = seed;
+	}
+	sh->seed = o.seed;
 	sh->t0 = now_ms();
 	setup_host();
 	kmsg = kmsg_open();
-	rng_init(&r, NSLOTS, 0, 0);
-	fflush(NULL);
+	rng_init(&s.r, NSLOTS, 0, 0);
+	s.procs = o.procs;
 
 	if (have_admin)
-		pid[ADMIN_SLOT] = spawn(ADMIN_SLOT);
-	for (i = 0; i < procs; i++)
-		pid[i] = spawn(i);
-	end = now_ms() + seconds * 1000;
-	next = now_ms() + 500 + below(&r, 2500);
-	while (now_ms() < end) {
-		usleep(20000);
-		for (i = 0; i < procs; i++) {
-			/* a worker that failed has said why; start it again */
-			if (waitpid(pid[i], &st, WNOHANG) == pid[i]) {
-				sigbus += WIFSIGNALED(st) && WTERMSIG(st) == SIGBUS;
-				sh->slot[i].gen++;
-				pid[i] = spawn(i);
-			}
-		}
-		if (now_ms() < next)
-			continue;
-		next = now_ms() + 500 + below(&r, 2500);
-		if (chance(&r, 8)) {
-			if (!excluded[OP_OOM])
-				rec(ADMIN_SLOT, 1, OP_OOM, oom_owner(&r), 0);
-			continue;
-		}
-		i = below(&r, procs);
-		if (excluded[OP_KILL])
-			continue;
-		kill(pid[i], SIGKILL);
-		st = reap(pid[i], KILL_WAIT_MS);
-		rec(ADMIN_SLOT, 1, OP_KILL, st == -1 ? -ETIMEDOUT : 0, i);
-		if (st == -1) {
-			failf(i, R_PROCS, "worker %d did not die within %d s of SIGKILL",
-			      pid[i], KILL_WAIT_MS / 1000);
-			show_stacks(pid[i]);
-			break;
-		}
-		kills++;
-		sh->slot[i].gen++;
-		pid[i] = spawn(i);
-	}
-
-	__atomic_store_n(&sh->stop, 1, __ATOMIC_RELAXED);
-	for (i = 0; i < NSLOTS; i++) {
-		if (!pid[i])
-			continue;
-		st = reap(pid[i], STOP_WAIT_MS);
-		if (st == -1) {
-			failf(i, R_PROCS, "process %d did not stop within %d s",
-			      pid[i], STOP_WAIT_MS / 1000);
-			show_stacks(pid[i]);
-			kill(pid[i], SIGKILL);
-			waitpid(pid[i], &st, 0);
-		}
-	}
-	splats = kmsg >= 0 ? kmsg_splats(kmsg, what, sizeof(what), false) : 0;
+		s.pid[ADMIN_SLOT] = spawn(ADMIN_SLOT);
+	for (i = 0; i < o.procs; i++)
+		s.pid[i] = spawn(i);
+	supervise(&s, o.seconds);
+	stop_all(&s);
+	/* fails closed: a log it cannot read counts as a splat */
+	splats = kmsg_splats(kmsg, what, sizeof(what), false);
 	if (splats)
 		failf(-1, R_SPLAT, "%d kernel splats, the first: %s", splats, what);
 
-	printf("# %.0f s, %d kills, %" PRIu64 " OOM kills, %u MADV_HWPOISON calls,"
-	       " %d workers ended by SIGBUS, seed %#" PRIx64 "\n",
-	       ms_since_start() / 1000, kills, sh->ok[OP_OOM], sh->poison_tries,
-	       sigbus, seed);
-	if (!quiet || sh->nfail)
-		print_ops();
-	if (have_kcov)
-		printf("# coverage: %u distinct PCs of drivers/vhost reached (kcov)\n",
-		       sh->npcs);
-	printf("1..%d\n", R_SPLAT + 1);
-	for (i = 0; i <= R_SPLAT; i++)
-		printf("%sok %d %s\n", sh->kind_fail[i] ? "not " : "", i + 1,
-		       result_name[i]);
-	if (sh->nfail) {
-		bool shown[NSLOTS + 1] = {};
-
-		printf("# %d failures, seed %#" PRIx64 ":\n", sh->nfail, seed);
-		for (i = 0; i < sh->nfail && i < MAX_FAILS; i++) {
-			int s = sh->fail_slot[i];
-
-			printf("#   %s\n", sh->fail[i]);
-			if (s >= 0 && s < NSLOTS && !shown[s]) {
-				shown[s] = true;
-				print_logs(s);
-			}
-		}
-	}
+	print_stats(s.kills, o.seed);
+	check_kinds(o.seconds);
+	print_results(o.seconds);
+	if (sh->nfail)
+		print_failures(o.seed);
 	return sh->nfail ? 1 : 0;
 }
