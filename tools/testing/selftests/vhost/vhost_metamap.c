@@ -489,6 +489,73 @@ TEST_F(metamap, fork_cow_child_untouched)
 	expect_map(_metadata, self, variant, VNET_RX, 4);
 }
 
+/*
+ * The features a device acknowledged, from its sysfs file (found by the
+ * name in the fd's fdinfo); 0 on error.
+ */
+static uint64_t acked_features(int vhost_fd)
+{
+	char path[96], line[128], name[32] = "";
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", vhost_fd);
+	f = fopen(path, "r");
+	while (f && fgets(line, sizeof(line), f))
+		if (sscanf(line, "vhost-name: %31s", name) == 1)
+			break;
+	if (f)
+		fclose(f);
+	if (!name[0])
+		return 0;
+	snprintf(path, sizeof(path), "/sys/class/vhost/%s/features", name);
+	f = fopen(path, "r");
+	line[0] = 0;
+	if (!f || !fgets(line, sizeof(line), f))
+		line[0] = 0;
+	if (f)
+		fclose(f);
+	return strtoull(line, NULL, 16);
+}
+
+/*
+ * VHOST_SET_FEATURES from a process that is not the owner (a forked child;
+ * an fd passed over a socket is the same) is refused with EPERM, as the
+ * other ioctls that touch the owner's rings and memory are: features
+ * decide how those rings are read, and in map mode setting them re-arms
+ * the map on the owner's mm.  The device keeps its features and its map;
+ * the owner itself may still set them.  Before the fix the child's call
+ * succeeded.
+ */
+TEST_F(metamap, set_features_only_from_the_owner)
+{
+	uint64_t mine = self->n.features, f;
+	int status, q;
+	pid_t pid;
+
+	f = mine & ~(1ULL << VIRTIO_RING_F_EVENT_IDX);
+	ASSERT_NE(0, mine & (1ULL << VIRTIO_RING_F_EVENT_IDX));
+	ASSERT_EQ(mine, acked_features(self->n.vhost_fd));
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid) {
+		int r = ioctl(self->n.vhost_fd, VHOST_SET_FEATURES, &f);
+
+		_exit(r == -1 && errno == EPERM ? 0 : r ? 2 : 1);
+	}
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	ASSERT_TRUE(WIFEXITED(status));
+	EXPECT_EQ(0, WEXITSTATUS(status))
+		TH_LOG("forked child's VHOST_SET_FEATURES: %s",
+		       WEXITSTATUS(status) == 1 ? "accepted" :
+		       "failed, not with EPERM");
+	EXPECT_EQ(mine, acked_features(self->n.vhost_fd));
+	traffic(_metadata, self, 50);
+	for (q = 0; q < 2; q++)
+		expect_map(_metadata, self, variant, q, 0);
+	/* the owner may */
+	EXPECT_EQ(0, ioctl(self->n.vhost_fd, VHOST_SET_FEATURES, &mine));
+}
+
 /* Zap the idle TX descriptor table and avail ring: fresh zero pages. */
 TEST_F(metamap, madv_dontneed_desc_avail)
 {
