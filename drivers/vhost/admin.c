@@ -6,11 +6,14 @@
  * family is in vhost_netlink.c.
  *
  * Device drivers register a device when it is opened and unregister it
- * first thing when it is released.  Lookups take a reference on a device of
- * the requester's namespace (rules in admin_internal.h); per device, the
- * admin mutex serialises changes (lock order in admin.h).  /sys/class/vhost
- * is tagged by network namespace like /sys/class/net: a sysfs mount shows
- * the devices of the namespace it was mounted in.
+ * first thing when it is released.  A device belongs to the network
+ * namespace it was opened in for its whole life; each namespace has its own
+ * registry, ids and policy (struct vhost_admin_net).  Lookups take a
+ * reference on a device of the requester's namespace (rules in
+ * admin_internal.h); per device, the admin mutex serialises changes (lock
+ * order in admin.h).  /sys/class/vhost is tagged by network namespace like
+ * /sys/class/net: a sysfs mount shows the devices of the namespace it was
+ * mounted in.
  *
  * See Documentation/networking/vhost-admin.rst.
  */
@@ -25,6 +28,7 @@
 #include <linux/wait_bit.h>
 #include <linux/xarray.h>
 #include <net/net_namespace.h>
+#include <net/netns/generic.h>
 #include <uapi/linux/net_namespace.h>
 
 #include "admin_internal.h"
@@ -40,9 +44,27 @@ module_param(zcopy_min_len, uint, 0644);
 MODULE_PARM_DESC(zcopy_min_len,
 		 "Default length below which new devices copy TX packets even with zero-copy on (default and least: 256)");
 
-/* Devices by id; rules in admin_internal.h. */
-static DEFINE_XARRAY_ALLOC(vhost_admin_devs);
-static u32 vhost_admin_next_id;		/* under the xarray's lock */
+/**
+ * struct vhost_admin_net - the admin plane in a network namespace
+ * @devs: its devices by id; rules in admin_internal.h
+ * @next_id: where the cyclic allocation of ids goes on (under @devs' lock)
+ * @lock: protects @policy; loads and stores only
+ * @policy: what the namespace's administrators may change, when they are
+ *	tenants (vhost_admin_tenant())
+ */
+struct vhost_admin_net {
+	struct xarray devs;
+	u32 next_id;
+	spinlock_t lock;	/* protects policy */
+	struct vhost_admin_policy policy;
+};
+
+static unsigned int vhost_admin_net_id __read_mostly;
+
+static struct vhost_admin_net *vhost_admin_net(struct net *net)
+{
+	return net_generic(net, vhost_admin_net_id);
+}
 
 static const char * const vhost_admin_type_names[] = {
 	[VHOST_DEV_TYPE_NET] = "net",
@@ -79,27 +101,22 @@ static const char * const vhost_admin_stat_names[VHOST_A_STATS_MAX + 1] = {
 	[VHOST_A_STATS_ZCOPY_BACKOFF] = "zcopy_backoff",
 	[VHOST_A_STATS_METAMAP_UACCESS_FILLS] = "metamap_uaccess_fills",
 	[VHOST_A_STATS_USED_ENTRIES] = "used_entries",
+	[VHOST_A_STATS_ZCOPY_IN_ORDER] = "zcopy_in_order",
 };
 
 /* ---- registry ---------------------------------------------------------- */
 
-static bool vhost_admin_in(struct vhost_dev *dev, struct net *net)
-{
-	return net_eq(READ_ONCE(dev->admin.net), net);
-}
-
 /* A reference on the device of id in net, or NULL. */
 struct vhost_dev *vhost_admin_get(struct net *net, u32 id)
 {
+	struct xarray *devs = &vhost_admin_net(net)->devs;
 	struct vhost_dev *dev;
 
-	xa_lock(&vhost_admin_devs);
-	dev = xa_load(&vhost_admin_devs, id);
-	if (dev && vhost_admin_in(dev, net))
+	xa_lock(devs);
+	dev = xa_load(devs, id);
+	if (dev)
 		refcount_inc(&dev->admin.refs);
-	else
-		dev = NULL;
-	xa_unlock(&vhost_admin_devs);
+	xa_unlock(devs);
 	return dev;
 }
 
@@ -126,17 +143,17 @@ struct vhost_dev *vhost_admin_get_name(struct net *net, const char *name)
  */
 struct vhost_dev *vhost_admin_get_backend(struct net *net, int ifindex)
 {
+	struct xarray *devs = &vhost_admin_net(net)->devs;
 	struct vhost_dev *dev, *found = NULL;
 	unsigned long id;
 
 	if (ifindex <= 0)
 		return NULL;
-	xa_lock(&vhost_admin_devs);
-	xa_for_each(&vhost_admin_devs, id, dev) {
+	xa_lock(devs);
+	xa_for_each(devs, id, dev) {
 		struct vhost_admin *a = &dev->admin;
 
-		if (!vhost_admin_in(dev, net) ||
-		    READ_ONCE(a->backend_ifindex) != ifindex ||
+		if (READ_ONCE(a->backend_ifindex) != ifindex ||
 		    READ_ONCE(a->backend_nsid) != NETNSA_NSID_NOT_ASSIGNED)
 			continue;
 		if (found) {
@@ -147,7 +164,7 @@ struct vhost_dev *vhost_admin_get_backend(struct net *net, int ifindex)
 	}
 	if (!IS_ERR_OR_NULL(found))
 		refcount_inc(&found->admin.refs);
-	xa_unlock(&vhost_admin_devs);
+	xa_unlock(devs);
 	return found;
 }
 
@@ -157,18 +174,14 @@ struct vhost_dev *vhost_admin_get_backend(struct net *net, int ifindex)
  */
 struct vhost_dev *vhost_admin_get_next(struct net *net, unsigned long *id)
 {
+	struct xarray *devs = &vhost_admin_net(net)->devs;
 	struct vhost_dev *dev;
 
-	xa_lock(&vhost_admin_devs);
-	for (;;) {
-		dev = xa_find(&vhost_admin_devs, id, ULONG_MAX, XA_PRESENT);
-		if (!dev || vhost_admin_in(dev, net))
-			break;
-		(*id)++;
-	}
+	xa_lock(devs);
+	dev = xa_find(devs, id, ULONG_MAX, XA_PRESENT);
 	if (dev)
 		refcount_inc(&dev->admin.refs);
-	xa_unlock(&vhost_admin_devs);
+	xa_unlock(devs);
 	return dev;
 }
 
@@ -219,7 +232,7 @@ void vhost_admin_queue_stats(struct vhost_dev *dev, unsigned int index,
 	struct vhost_virtqueue *vq = dev->vqs[index];
 	const struct vhost_vq_stats *s = &vq->stats;
 	u64 pkts, bytes, errs, loops, ns, found, sent, fallback, copied, hol;
-	u64 backoff, pend;
+	u64 backoff, in_order, pend;
 	bool tx = vhost_admin_queue_type(dev, index) == VHOST_QUEUE_TYPE_TX;
 	unsigned int start;
 
@@ -236,6 +249,7 @@ void vhost_admin_queue_stats(struct vhost_dev *dev, unsigned int index,
 		copied = u64_stats_read(&s->zcopy_copied);
 		hol = u64_stats_read(&s->zcopy_hol_stalls);
 		backoff = u64_stats_read(&s->zcopy_backoff);
+		in_order = u64_stats_read(&s->zcopy_in_order);
 		pend = u64_stats_read(&s->zcopy_pending);
 	} while (u64_stats_fetch_retry(&s->syncp, start));
 
@@ -258,6 +272,7 @@ void vhost_admin_queue_stats(struct vhost_dev *dev, unsigned int index,
 		vhost_admin_stat(st, VHOST_A_STATS_ZCOPY_COPIED, copied);
 		vhost_admin_stat(st, VHOST_A_STATS_ZCOPY_HOL_STALLS, hol);
 		vhost_admin_stat(st, VHOST_A_STATS_ZCOPY_BACKOFF, backoff);
+		vhost_admin_stat(st, VHOST_A_STATS_ZCOPY_IN_ORDER, in_order);
 		vhost_admin_stat(st, VHOST_A_STATS_ZCOPY_PENDING, pend);
 	}
 	vhost_admin_metamap_stats(vq, st);
@@ -292,16 +307,23 @@ u32 vhost_admin_tunable(struct vhost_dev *dev, int attr)
 	return 0;
 }
 
-/* The owner's pid in the caller's pid namespace, 0 if none or not visible. */
+/*
+ * The owner's pid in the caller's pid namespace; 0 if there is none, it is
+ * not visible there, or the owner has exited (its number may be another
+ * process's by now).
+ */
 u32 vhost_admin_owner_pid(struct vhost_dev *dev)
 {
 	struct pid *pid;
-	u32 nr;
+	u32 nr = 0;
 
 	spin_lock(&dev->admin.lock);
 	pid = get_pid(dev->admin.owner);
 	spin_unlock(&dev->admin.lock);
-	nr = pid_vnr(pid);
+	rcu_read_lock();
+	if (pid && pid_has_task(pid, PIDTYPE_TGID))
+		nr = pid_vnr(pid);
+	rcu_read_unlock();
 	put_pid(pid);
 	return nr;
 }
@@ -351,12 +373,37 @@ u32 vhost_admin_queue_busypoll(struct vhost_dev *dev, unsigned int index)
 		   READ_ONCE(dev->admin.tun.busypoll_us));
 }
 
+static void vhost_admin_unlock_vqs(struct vhost_dev *dev, int n)
+{
+	while (n--)
+		mutex_unlock(&dev->vqs[n]->mutex);
+}
+
 /*
- * Apply a complete set of tunables.  Cannot fail once it has started, so a
- * request changes everything it asks for or nothing.  The metadata mode
- * is applied queue by queue under vq->mutex, which the datapath holds across
- * each batch: a batch runs entirely with the old or the new setting.
- * Called with dev->admin.mutex held, and dev->mutex too when the map is
+ * Every queue's mutex, or none: a worker stalled in its queue (on a
+ * userfaultfd page, a FUSE file) holds it for as long as it likes, and a
+ * fatal signal must end the wait.  Returns 0 or -EINTR.
+ */
+static int vhost_admin_lock_vqs(struct vhost_dev *dev)
+{
+	int i;
+
+	for (i = 0; i < dev->nvqs; i++) {
+		if (mutex_lock_killable_nested(&dev->vqs[i]->mutex, i)) {
+			vhost_admin_unlock_vqs(dev, i);
+			return -EINTR;
+		}
+	}
+	return 0;
+}
+
+/*
+ * Apply a complete set of tunables: everything the request asks for, or,
+ * with an error, nothing.  What can fail (allocating for zero-copy, waiting
+ * for the queues) comes first.  The metadata mode is applied with every
+ * queue's vq->mutex held, which the datapath holds across each batch: a
+ * batch runs entirely with the old or the new setting.  Called with
+ * dev->admin.mutex held, and dev->mutex too when the map or zero-copy is
  * switched (lock order in admin.h).
  */
 int vhost_admin_set_tunables(struct vhost_dev *dev,
@@ -364,7 +411,7 @@ int vhost_admin_set_tunables(struct vhost_dev *dev,
 			     struct netlink_ext_ack *extack)
 {
 	struct vhost_tunables *cur = &dev->admin.tun;
-	int i;
+	int i, ret;
 
 	lockdep_assert_held(&dev->admin.mutex);
 	if (tun->metamap != VHOST_METAMAP_MODE_OFF &&
@@ -373,9 +420,16 @@ int vhost_admin_set_tunables(struct vhost_dev *dev,
 			       "kernel built without the metadata direct map and read-ahead");
 		return -EOPNOTSUPP;
 	}
-	WRITE_ONCE(cur->busypoll_us, tun->busypoll_us);
-	WRITE_ONCE(cur->zcopy_min_len, tun->zcopy_min_len);
-	WRITE_ONCE(cur->zerocopy, tun->zerocopy);
+	if (tun->zerocopy && !cur->zerocopy && dev->admin.ops->zerocopy_prepare) {
+		lockdep_assert_held(&dev->mutex);
+		ret = dev->admin.ops->zerocopy_prepare(dev);
+		if (ret) {
+			if (ret == -ENOMEM)
+				NL_SET_ERR_MSG(extack,
+					       "no memory for the zero-copy buffers' bookkeeping");
+			return ret;
+		}
+	}
 	if (tun->metamap != cur->metamap) {
 		/*
 		 * Switching to map arms it (registers notifiers on the
@@ -383,14 +437,52 @@ int vhost_admin_set_tunables(struct vhost_dev *dev,
 		 * owner, and so the mm, from changing (VHOST_RESET_OWNER).
 		 */
 		lockdep_assert_held(&dev->mutex);
-		for (i = 0; i < dev->nvqs; i++) {
-			mutex_lock(&dev->vqs[i]->mutex);
+		ret = vhost_admin_lock_vqs(dev);
+		if (ret)
+			return ret;
+		for (i = 0; i < dev->nvqs; i++)
 			vhost_metamap_set_mode(dev->vqs[i], tun->metamap);
-			mutex_unlock(&dev->vqs[i]->mutex);
-		}
 		WRITE_ONCE(cur->metamap, tun->metamap);
+		vhost_admin_unlock_vqs(dev, dev->nvqs);
 	}
+	WRITE_ONCE(cur->busypoll_us, tun->busypoll_us);
+	WRITE_ONCE(cur->zcopy_min_len, tun->zcopy_min_len);
+	WRITE_ONCE(cur->zerocopy, tun->zerocopy);
 	return 0;
+}
+
+/* ---- policy: what a namespace's own administrators may change ----------- */
+
+/*
+ * Whether net's administrators are tenants: CAP_NET_ADMIN over the user
+ * namespace that owns net is not CAP_NET_ADMIN in the initial one.
+ */
+bool vhost_admin_tenant(struct net *net)
+{
+	return net->user_ns != &init_user_ns;
+}
+
+void vhost_admin_get_policy(struct net *net, struct vhost_admin_policy *pol)
+{
+	struct vhost_admin_net *an = vhost_admin_net(net);
+
+	spin_lock(&an->lock);
+	*pol = an->policy;
+	spin_unlock(&an->lock);
+}
+
+/* Set the policy's grants (unless NULL) and bound (unless NULL). */
+void vhost_admin_set_policy(struct net *net, const u32 *grants,
+			    const u32 *busypoll_max)
+{
+	struct vhost_admin_net *an = vhost_admin_net(net);
+
+	spin_lock(&an->lock);
+	if (grants)
+		an->policy.grants = *grants;
+	if (busypoll_max)
+		an->policy.busypoll_max = *busypoll_max;
+	spin_unlock(&an->lock);
 }
 
 /* ---- sysfs: /sys/class/vhost/vhostN ------------------------------------ */
@@ -535,7 +627,7 @@ static const struct attribute_group *vhost_dev_groups[] = {
 /* Tagged by network namespace, like /sys/class/net. */
 static const void *vhost_class_namespace(const struct device *d)
 {
-	return READ_ONCE(to_vhost_dev((struct device *)d)->admin.net);
+	return to_vhost_dev((struct device *)d)->admin.net;
 }
 
 static void vhost_class_get_ownership(const struct device *d, kuid_t *uid,
@@ -802,8 +894,8 @@ err:
  * @ops: its type
  * @zerocopy: default of the zerocopy tunable
  *
- * The device belongs to the caller's network namespace until an owner is
- * set (vhost_admin_set_owner()).
+ * The device belongs to the caller's network namespace for its whole
+ * life and gets the next id of that namespace.
  *
  * Return: 0, -ENOMEM, -ENOSPC (no free id) or an error of sysfs.
  */
@@ -811,6 +903,7 @@ int vhost_admin_register(struct vhost_dev *dev,
 			 const struct vhost_admin_ops *ops, bool zerocopy)
 {
 	struct vhost_admin *a = &dev->admin;
+	struct vhost_admin_net *an;
 	int ret;
 
 	a->ops = ops;	/* sysfs readers use it as soon as the files exist */
@@ -824,21 +917,22 @@ int vhost_admin_register(struct vhost_dev *dev,
 				     VHOST_METAMAP_MODE_OFF;
 	a->backend_nsid = NETNSA_NSID_NOT_ASSIGNED;
 	a->net = get_net(current->nsproxy->net_ns);
+	an = vhost_admin_net(a->net);
 	refcount_set(&a->refs, 1);
 
 	/* Reserve an id (lookups see nothing there yet), cyclically. */
-	ret = xa_alloc_cyclic(&vhost_admin_devs, &a->id, NULL, xa_limit_31b,
-			      &vhost_admin_next_id, GFP_KERNEL);
+	ret = xa_alloc_cyclic(&an->devs, &a->id, NULL, xa_limit_31b,
+			      &an->next_id, GFP_KERNEL_ACCOUNT);
 	if (ret < 0)
 		goto err_net;
 	snprintf(a->name, sizeof(a->name), "vhost%u", a->id);
 	ret = vhost_admin_sysfs_add(dev);
 	if (ret) {
-		xa_erase(&vhost_admin_devs, a->id);
+		xa_erase(&an->devs, a->id);
 		goto err_net;
 	}
 	/* The slot is reserved: storing allocates nothing and cannot fail. */
-	xa_store(&vhost_admin_devs, a->id, dev, GFP_KERNEL);
+	xa_store(&an->devs, a->id, dev, GFP_KERNEL);
 	vhost_nl_dev_notify(dev, VHOST_CMD_DEV_ADD_NTF);
 	return 0;
 
@@ -864,7 +958,7 @@ void vhost_admin_unregister(struct vhost_dev *dev)
 
 	if (!a->ops)
 		return;
-	xa_erase(&vhost_admin_devs, a->id);
+	xa_erase(&vhost_admin_net(a->net)->devs, a->id);
 	vhost_admin_put(dev);
 	wait_var_event(&a->refs, !refcount_read(&a->refs));
 	/* After every other notification about the device. */
@@ -884,49 +978,29 @@ EXPORT_SYMBOL_GPL(vhost_admin_unregister);
  * @dev: a device, registered or not
  * @owned: true after VHOST_SET_OWNER, false after VHOST_RESET_OWNER
  *
- * A device belongs to the network namespace of its owner: one set from
- * another namespace moves the device there (a dev-del-ntf in the old one,
- * a dev-add-ntf in the new one, the sysfs entry moves with it).
+ * The device stays in the network namespace it was opened in, whichever
+ * namespace its owner is in: an fd passed to another namespace does not
+ * take the device out of sight of the administrators of its own, nor give
+ * it to those of the other.
  *
  * Context: dev->mutex held; sleeps.
  */
 void vhost_admin_set_owner(struct vhost_dev *dev, bool owned)
 {
 	struct vhost_admin *a = &dev->admin;
-	struct net *net = current->nsproxy->net_ns;
 	struct pid *pid = owned ? get_pid(task_tgid(current)) : NULL;
-	struct net *old = NULL;
 
 	lockdep_assert_held(&dev->mutex);
 	if (!a->ops) {
 		put_pid(pid);
 		return;
 	}
-	if (owned && !net_eq(net, a->net))
-		get_net(net);
-	else
-		net = NULL;
 	mutex_lock(&a->mutex);
 	spin_lock(&a->lock);
 	swap(a->owner, pid);
-	if (net) {
-		old = a->net;
-		WRITE_ONCE(a->net, net);
-	}
 	spin_unlock(&a->lock);
 	put_pid(pid);
-	if (old) {
-		vhost_nl_dev_notify_net(dev, VHOST_CMD_DEV_DEL_NTF, old);
-		kobject_uevent(&a->cdev->kobj, KOBJ_REMOVE);
-		/* Re-tags the sysfs entries with the new namespace. */
-		if (device_rename(a->cdev, a->name))
-			dev_warn(a->cdev, "sysfs entry left in the old namespace\n");
-		kobject_uevent(&a->cdev->kobj, KOBJ_ADD);
-		vhost_nl_dev_notify(dev, VHOST_CMD_DEV_ADD_NTF);
-		put_net(old);
-	} else {
-		vhost_nl_dev_notify(dev, VHOST_CMD_DEV_CHANGE_NTF);
-	}
+	vhost_nl_dev_notify(dev, VHOST_CMD_DEV_CHANGE_NTF);
 	mutex_unlock(&a->mutex);
 }
 EXPORT_SYMBOL_GPL(vhost_admin_set_owner);
@@ -992,17 +1066,52 @@ void vhost_admin_show_fdinfo(struct seq_file *m, struct vhost_dev *dev)
 }
 EXPORT_SYMBOL_GPL(vhost_admin_show_fdinfo);
 
+/* A namespace starts with no device and grants its tenants nothing. */
+static int __net_init vhost_admin_net_init(struct net *net)
+{
+	struct vhost_admin_net *an = vhost_admin_net(net);
+
+	xa_init_flags(&an->devs, XA_FLAGS_ALLOC | XA_FLAGS_ACCOUNT);
+	spin_lock_init(&an->lock);
+	return 0;
+}
+
+/* Every device holds a reference on its namespace: none is left. */
+static void __net_exit vhost_admin_net_exit(struct net *net)
+{
+	struct vhost_admin_net *an = vhost_admin_net(net);
+
+	WARN_ON_ONCE(!xa_empty(&an->devs));
+	xa_destroy(&an->devs);
+}
+
+static struct pernet_operations vhost_admin_net_ops = {
+	.init = vhost_admin_net_init,
+	.exit = vhost_admin_net_exit,
+	.id = &vhost_admin_net_id,
+	.size = sizeof(struct vhost_admin_net),
+};
+
 static int __init vhost_admin_init(void)
 {
 	int ret;
 
 	vhost_admin_init_stat_attrs();
-	ret = class_register(&vhost_class);
+	ret = register_pernet_subsys(&vhost_admin_net_ops);
 	if (ret)
 		return ret;
+	ret = class_register(&vhost_class);
+	if (ret)
+		goto err_pernet;
 	ret = vhost_nl_init();
 	if (ret)
-		class_unregister(&vhost_class);
+		goto err_class;
+	return 0;
+
+err_class:
+	class_unregister(&vhost_class);
+err_pernet:
+	unregister_pernet_subsys(&vhost_admin_net_ops);
 	return ret;
 }
 
@@ -1010,6 +1119,7 @@ static void __exit vhost_admin_exit(void)
 {
 	vhost_nl_exit();
 	class_unregister(&vhost_class);
+	unregister_pernet_subsys(&vhost_admin_net_ops);
 }
 
 module_init(vhost_admin_init);

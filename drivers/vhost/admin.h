@@ -45,6 +45,9 @@ struct vhost_virtqueue;
  *	zero-copy buffers were pending (head-of-line blocking)
  * @zcopy_backoff: TX packets copied with zero-copy on because it backed off
  *	after failed completions
+ * @zcopy_in_order: TX packets copied with zero-copy on because the queue is
+ *	in order (VIRTIO_F_IN_ORDER), where a held zero-copy buffer would
+ *	hold up every later one
  * @zcopy_pending: zero-copy buffers sent and not completed yet (a gauge)
  * @syncp: for 32-bit readers
  * @kicks: guest kicks seen by the kick eventfd's wakeup
@@ -69,6 +72,7 @@ struct vhost_vq_stats {
 	u64_stats_t zcopy_copied;
 	u64_stats_t zcopy_hol_stalls;
 	u64_stats_t zcopy_backoff;
+	u64_stats_t zcopy_in_order;
 	u64_stats_t zcopy_pending;
 	struct u64_stats_sync syncp;
 	atomic64_t kicks;
@@ -99,10 +103,18 @@ struct vhost_tunables {
  * struct vhost_admin_ops - what a device type tells the admin plane
  * @type: VHOST_DEV_TYPE_* of the uapi
  * @queue_type: VHOST_QUEUE_TYPE_* of queue @index
+ * @zerocopy_prepare: allocate what zero-copy needs before the zerocopy
+ *	tunable is switched on (NULL: nothing to allocate).  Devices allocate
+ *	nothing for zero-copy while it is off.  Returns 0, -ENOMEM, or -EINTR
+ *	when a fatal signal interrupted it; what it allocated stays with the
+ *	device (it is freed with the device's owner) whether or not the
+ *	tunable is then switched on.  Context: dev->mutex and the admin
+ *	mutex held; sleeps killably.
  */
 struct vhost_admin_ops {
 	u32 type;
 	u32 (*queue_type)(unsigned int index);
+	int (*zerocopy_prepare)(struct vhost_dev *dev);
 };
 
 struct vhost_admin_queue;
@@ -119,19 +131,22 @@ struct vhost_admin_queue;
  * @refs: references of admin operations (lookups), plus one of the
  *	registry while the device is in it; vhost_admin_unregister() waits
  *	for them to go
- * @mutex: serialises changes of @tun and of the device's namespace
- * @lock: protects @owner, @net, @backend_ifindex and @backend_nsid
+ * @mutex: serialises changes of @tun, @owner and the backend
+ * @lock: protects @owner, @backend_ifindex and @backend_nsid
  * @owner: thread group of the owner, or NULL
- * @net: network namespace the device belongs to (reference held)
+ * @net: network namespace the device belongs to, that of the process that
+ *	opened it, for the device's whole life (reference held); its id is
+ *	allocated there
  * @backend_ifindex: interface the device feeds, as it was attached; 0: none
  * @backend_nsid: id in @net of that interface's namespace, or
  *	NETNSA_NSID_NOT_ASSIGNED when it is @net
  *
- * @ops, @id, @name, @cdev and @queues are set before the device is published
- * in the registry and cleared after it has left it.  Lock order:
+ * @ops, @id, @name, @net, @cdev and @queues are set before the device is
+ * published in the registry and cleared after it has left it.  Lock order:
  * vhost_dev.mutex -> @mutex -> vq->mutex (vhost-net reports owner and
- * backend changes with vhost_dev.mutex held; dev-set of the map takes all
- * three); @lock is innermost and covers loads and stores only.
+ * backend changes with vhost_dev.mutex held; dev-set of the map or of
+ * zero-copy takes all three, each killably); @lock is innermost and covers
+ * loads and stores only.
  */
 struct vhost_admin {
 	const struct vhost_admin_ops *ops;
@@ -142,8 +157,8 @@ struct vhost_admin {
 	struct kobject *queues_kobj;
 	struct vhost_admin_queue **queues;
 	refcount_t refs;
-	struct mutex mutex;	/* protects tun writes and the namespace */
-	spinlock_t lock;	/* protects owner, net, backend_* */
+	struct mutex mutex;	/* serialises tun, owner, backend changes */
+	spinlock_t lock;	/* protects owner, backend_* */
 	struct pid *owner;
 	struct net *net;
 	int backend_ifindex;

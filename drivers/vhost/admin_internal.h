@@ -12,12 +12,13 @@
 #include "vhost.h"
 
 /*
- * The registry is an xarray of devices by id.  A lookup takes a reference
- * on the device (struct vhost_admin.refs) under the xarray's spinlock, and
- * only for a device of the requester's network namespace; the device's
- * release removes it from the registry and waits for the references to go.
- * No admin lock is global: a handler blocked on one device (its mutexes,
- * which a stalled worker may hold) holds up that device's release only.
+ * The registry: each network namespace has an xarray of its devices by id
+ * (struct vhost_admin_net in admin.c).  A lookup takes a reference on the
+ * device (struct vhost_admin.refs) under that xarray's spinlock, so it sees
+ * and locks only the requester's namespace; the device's release removes it
+ * from the registry and waits for the references to go.  No admin lock is
+ * global: a handler blocked on one device (its mutexes, which a stalled
+ * worker may hold) holds up that device's release only.
  */
 struct vhost_dev *vhost_admin_get(struct net *net, u32 id);
 struct vhost_dev *vhost_admin_get_name(struct net *net, const char *name);
@@ -45,9 +46,23 @@ int vhost_admin_set_tunables(struct vhost_dev *dev,
 			     const struct vhost_tunables *tun,
 			     struct netlink_ext_ack *extack);
 
-/* Netlink notifications to the device's namespace (or to net). */
+/**
+ * struct vhost_admin_policy - what the host lets a namespace's tenants change
+ * @grants: VHOST_TUNABLE_* flags of the tunables they may set
+ * @busypoll_max: the largest admin-busypoll-us they may set
+ */
+struct vhost_admin_policy {
+	u32 grants;
+	u32 busypoll_max;
+};
+
+bool vhost_admin_tenant(struct net *net);
+void vhost_admin_get_policy(struct net *net, struct vhost_admin_policy *pol);
+void vhost_admin_set_policy(struct net *net, const u32 *grants,
+			    const u32 *busypoll_max);
+
+/* Netlink notification to the device's namespace. */
 void vhost_nl_dev_notify(struct vhost_dev *dev, u32 cmd);
-void vhost_nl_dev_notify_net(struct vhost_dev *dev, u32 cmd, struct net *net);
 int vhost_nl_init(void);
 void vhost_nl_exit(void);
 

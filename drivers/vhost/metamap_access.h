@@ -23,8 +23,9 @@
  * vhost_metamap_get_head() and vhost_metamap_put_used() may sleep to
  * rebuild an invalid map or fault ring pages in.  The 16-bit loads
  * (indices, flags, event words) stay with uaccess: a single load that
- * cannot tear, and machine-check safe, which no kernel load through the
- * map can be both of.
+ * cannot tear and that the exception fixup recovers from a machine check
+ * (within the limit vhost-metamap.rst's "Memory errors" describes), which
+ * no kernel load through the map can be both of.
  */
 static inline bool vhost_metamap_put16(struct vhost_virtqueue *vq,
 				       void __user *uaddr, __virtio16 val)

@@ -8,8 +8,12 @@
  * (genl_info_net()), through references taken by the registry's lookups
  * (admin_internal.h); no handler holds a lock across devices.  Changing a
  * device and reading its owner and backend need CAP_NET_ADMIN over the
- * user namespace that owns that network namespace; the monitor group needs
- * it to join (the notifications carry the backend).
+ * user namespace that owns that network namespace (dev-set's is declared
+ * in the spec); the monitor group needs it to join (the notifications carry
+ * the backend).  Unless that is CAP_NET_ADMIN in the initial user
+ * namespace, dev-set changes only what the namespace's policy grants, which
+ * only the host's administrators set (policy-set).  The permissions table
+ * is in vhost-admin.rst.
  */
 #include <linux/if.h>
 #include <linux/netdevice.h>
@@ -262,38 +266,115 @@ int vhost_nl_dev_get_dumpit(struct sk_buff *skb, struct netlink_callback *cb)
 	return 0;
 }
 
+/* The tunables of dev-set: their attributes and grants. */
+static const struct {
+	int attr;
+	u32 grant;
+} vhost_nl_tunables[] = {
+	{ VHOST_A_DEV_ADMIN_BUSYPOLL_US, VHOST_TUNABLE_ADMIN_BUSYPOLL_US },
+	{ VHOST_A_DEV_ZEROCOPY, VHOST_TUNABLE_ZEROCOPY },
+	{ VHOST_A_DEV_ZCOPY_MIN_LEN, VHOST_TUNABLE_ZCOPY_MIN_LEN },
+	{ VHOST_A_DEV_METAMAP, VHOST_TUNABLE_METAMAP },
+};
+
+#define VHOST_NL_NOT_GRANTED \
+	" not granted to this network namespace by the host's vhost policy"
+
+/*
+ * A tenant's refusal to set attr.  Whole strings: a formatted extack
+ * message is cut at NETLINK_MAX_FMTMSG_LEN.
+ */
+static void vhost_nl_not_granted(struct netlink_ext_ack *extack,
+				 const struct nlattr *attr)
+{
+	switch (nla_type(attr)) {
+	case VHOST_A_DEV_ADMIN_BUSYPOLL_US:
+		NL_SET_ERR_MSG_ATTR(extack, attr,
+				    "admin-busypoll-us" VHOST_NL_NOT_GRANTED);
+		break;
+	case VHOST_A_DEV_ZEROCOPY:
+		NL_SET_ERR_MSG_ATTR(extack, attr,
+				    "zerocopy" VHOST_NL_NOT_GRANTED);
+		break;
+	case VHOST_A_DEV_ZCOPY_MIN_LEN:
+		NL_SET_ERR_MSG_ATTR(extack, attr,
+				    "zcopy-min-len" VHOST_NL_NOT_GRANTED);
+		break;
+	default:
+		NL_SET_ERR_MSG_ATTR(extack, attr,
+				    "metamap" VHOST_NL_NOT_GRANTED);
+		break;
+	}
+}
+
+/*
+ * The host's administrators (CAP_NET_ADMIN in the initial user namespace)
+ * may set anything; a namespace's own (which the op's uns-admin-perm let
+ * in) only what the host granted the namespace, within its bound.
+ * Returns 0 or -EPERM with the extack set.
+ */
+static int vhost_nl_dev_set_allowed(struct sk_buff *skb,
+				    struct genl_info *info, struct net *net)
+{
+	struct vhost_admin_policy pol;
+	struct nlattr **tb = info->attrs;
+	int i;
+
+	if (netlink_capable(skb, CAP_NET_ADMIN))
+		return 0;
+	vhost_admin_get_policy(net, &pol);
+	for (i = 0; i < ARRAY_SIZE(vhost_nl_tunables); i++) {
+		struct nlattr *attr = tb[vhost_nl_tunables[i].attr];
+
+		if (attr && !(pol.grants & vhost_nl_tunables[i].grant)) {
+			vhost_nl_not_granted(info->extack, attr);
+			return -EPERM;
+		}
+	}
+	if (tb[VHOST_A_DEV_ADMIN_BUSYPOLL_US] &&
+	    nla_get_u32(tb[VHOST_A_DEV_ADMIN_BUSYPOLL_US]) > pol.busypoll_max) {
+		NL_SET_ERR_MSG_ATTR_FMT(info->extack,
+					tb[VHOST_A_DEV_ADMIN_BUSYPOLL_US],
+					"admin-busypoll-us above %u, the bound of the host's vhost policy here",
+					pol.busypoll_max);
+		return -EPERM;
+	}
+	return 0;
+}
+
 int vhost_nl_dev_set_doit(struct sk_buff *skb, struct genl_info *info)
 {
-	static const int tunable_attrs[] = {
-		VHOST_A_DEV_ADMIN_BUSYPOLL_US, VHOST_A_DEV_ZEROCOPY,
-		VHOST_A_DEV_ZCOPY_MIN_LEN, VHOST_A_DEV_METAMAP,
-	};
 	struct net *net = genl_info_net(info);
 	struct nlattr **tb = info->attrs;
 	struct vhost_tunables tun;
 	struct vhost_dev *dev;
-	bool any = false;
+	bool any = false, dev_lock;
 	int i, err;
 
-	if (!vhost_nl_capable(skb, net)) {
-		NL_SET_ERR_MSG(info->extack,
-			       "CAP_NET_ADMIN over the network namespace required");
-		return -EPERM;
-	}
-	for (i = 0; i < ARRAY_SIZE(tunable_attrs); i++)
-		any |= !!tb[tunable_attrs[i]];
+	for (i = 0; i < ARRAY_SIZE(vhost_nl_tunables); i++)
+		any |= !!tb[vhost_nl_tunables[i].attr];
 	if (!any) {
 		NL_SET_ERR_MSG(info->extack, "no tunable to set");
 		return -EINVAL;
 	}
+	err = vhost_nl_dev_set_allowed(skb, info, net);
+	if (err)
+		return err;
 	dev = vhost_nl_dev_lookup(skb, info);
 	if (IS_ERR(dev))
 		return PTR_ERR(dev);
-	/* Lock order in admin.h; only the map switch needs dev->mutex. */
-	if (tb[VHOST_A_DEV_METAMAP])
-		mutex_lock(&dev->mutex);
-	mutex_lock(&dev->admin.mutex);
-	/* The policy checked every range: from here on nothing can fail. */
+	/*
+	 * Lock order in admin.h; switching the map or zero-copy needs
+	 * dev->mutex.  A worker stalled in the device may keep these for
+	 * long: the waits end on a fatal signal.
+	 */
+	dev_lock = tb[VHOST_A_DEV_METAMAP] || tb[VHOST_A_DEV_ZEROCOPY];
+	err = -EINTR;
+	if (dev_lock && mutex_lock_killable(&dev->mutex))
+		goto out_put;
+	if (mutex_lock_killable(&dev->admin.mutex))
+		goto out_unlock_dev;
+	/* The policy checked every range. */
 	tun = dev->admin.tun;
 	if (tb[VHOST_A_DEV_ADMIN_BUSYPOLL_US])
 		tun.busypoll_us =
@@ -312,10 +393,62 @@ int vhost_nl_dev_set_doit(struct sk_buff *skb, struct genl_info *info)
 			vhost_nl_dev_notify(dev, VHOST_CMD_DEV_CHANGE_NTF);
 	}
 	mutex_unlock(&dev->admin.mutex);
-	if (tb[VHOST_A_DEV_METAMAP])
+out_unlock_dev:
+	if (dev_lock)
 		mutex_unlock(&dev->mutex);
+out_put:
 	vhost_admin_put(dev);
 	return err;
+}
+
+int vhost_nl_policy_get_doit(struct sk_buff *skb, struct genl_info *info)
+{
+	struct net *net = genl_info_net(info);
+	struct vhost_admin_policy pol;
+	struct sk_buff *rsp;
+	void *hdr;
+
+	rsp = genlmsg_new(GENLMSG_DEFAULT_SIZE, GFP_KERNEL);
+	if (!rsp)
+		return -ENOMEM;
+	hdr = genlmsg_iput(rsp, info);
+	if (!hdr)
+		goto err;
+	vhost_admin_get_policy(net, &pol);
+	if (nla_put_uint(rsp, VHOST_A_POLICY_GRANTS, pol.grants) ||
+	    nla_put_u32(rsp, VHOST_A_POLICY_BUSYPOLL_US_MAX, pol.busypoll_max) ||
+	    nla_put_u32(rsp, VHOST_A_POLICY_TENANT, vhost_admin_tenant(net)))
+		goto err;
+	genlmsg_end(rsp, hdr);
+	return genlmsg_reply(rsp, info);
+err:
+	nlmsg_free(rsp);
+	return -EMSGSIZE;
+}
+
+/* Only the host's administrators get here (admin-perm in the spec). */
+int vhost_nl_policy_set_doit(struct sk_buff *skb, struct genl_info *info)
+{
+	struct nlattr *grants = info->attrs[VHOST_A_POLICY_GRANTS];
+	struct nlattr *max = info->attrs[VHOST_A_POLICY_BUSYPOLL_US_MAX];
+	struct net *net = genl_info_net(info);
+	u32 g = 0, m = 0;
+
+	if (!vhost_admin_tenant(net)) {
+		NL_SET_ERR_MSG(info->extack,
+			       "this network namespace is administered from the initial user namespace: no vhost policy applies");
+		return -EINVAL;
+	}
+	if (!grants && !max) {
+		NL_SET_ERR_MSG(info->extack, "no policy attribute to set");
+		return -EINVAL;
+	}
+	if (grants)
+		g = nla_get_uint(grants);
+	if (max)
+		m = nla_get_u32(max);
+	vhost_admin_set_policy(net, grants ? &g : NULL, max ? &m : NULL);
+	return 0;
 }
 
 static int vhost_nl_queue_fill(struct sk_buff *skb, struct vhost_dev *dev,
@@ -499,12 +632,13 @@ int vhost_nl_stats_get_dumpit(struct sk_buff *skb, struct netlink_callback *cb)
 }
 
 /*
- * Tell net's monitor group about dev (identity, configuration, backend; not
- * the owner's pid, which means something else in every pid namespace).
- * Only when someone listens there.
+ * Tell the monitor group of the device's namespace about dev (identity,
+ * configuration, backend; not the owner's pid, which means something else
+ * in every pid namespace).  Only when someone listens there.
  */
-void vhost_nl_dev_notify_net(struct vhost_dev *dev, u32 cmd, struct net *net)
+void vhost_nl_dev_notify(struct vhost_dev *dev, u32 cmd)
 {
+	struct net *net = dev->admin.net;
 	struct genl_info info;
 	struct sk_buff *ntf;
 
@@ -520,12 +654,6 @@ void vhost_nl_dev_notify_net(struct vhost_dev *dev, u32 cmd, struct net *net)
 	}
 	genlmsg_multicast_netns(&vhost_nl_family, net, ntf, 0,
 				VHOST_NLGRP_MONITOR, GFP_KERNEL);
-}
-
-/* The same, to the namespace the device belongs to. */
-void vhost_nl_dev_notify(struct vhost_dev *dev, u32 cmd)
-{
-	vhost_nl_dev_notify_net(dev, cmd, READ_ONCE(dev->admin.net));
 }
 
 int vhost_nl_init(void)

@@ -20,6 +20,10 @@ static const struct netlink_range_validation vhost_a_dev_zcopy_min_len_range = {
 	.max	= VHOST_ZCOPY_MIN_LEN_MAX,
 };
 
+static const struct netlink_range_validation vhost_a_policy_busypoll_us_max_range = {
+	.max	= VHOST_BUSYPOLL_US_MAX,
+};
+
 /* VHOST_CMD_DEV_GET - do */
 static const struct nla_policy vhost_dev_get_nl_policy[VHOST_A_DEV_BACKEND_IFNAME + 1] = {
 	[VHOST_A_DEV_ID] = { .type = NLA_U32, },
@@ -57,6 +61,12 @@ static const struct nla_policy vhost_stats_get_nl_policy[VHOST_A_STATS_SCOPE + 1
 	[VHOST_A_STATS_SCOPE] = NLA_POLICY_MASK(NLA_UINT, 0x1),
 };
 
+/* VHOST_CMD_POLICY_SET - do */
+static const struct nla_policy vhost_policy_set_nl_policy[VHOST_A_POLICY_BUSYPOLL_US_MAX + 1] = {
+	[VHOST_A_POLICY_GRANTS] = NLA_POLICY_MASK(NLA_UINT, 0xf),
+	[VHOST_A_POLICY_BUSYPOLL_US_MAX] = NLA_POLICY_FULL_RANGE(NLA_U32, &vhost_a_policy_busypoll_us_max_range),
+};
+
 /* Ops table for vhost */
 static const struct genl_split_ops vhost_nl_ops[] = {
 	{
@@ -76,7 +86,7 @@ static const struct genl_split_ops vhost_nl_ops[] = {
 		.doit		= vhost_nl_dev_set_doit,
 		.policy		= vhost_dev_set_nl_policy,
 		.maxattr	= VHOST_A_DEV_METAMAP,
-		.flags		= GENL_CMD_CAP_DO,
+		.flags		= GENL_UNS_ADMIN_PERM | GENL_CMD_CAP_DO,
 	},
 	{
 		.cmd		= VHOST_CMD_QUEUE_GET,
@@ -98,6 +108,18 @@ static const struct genl_split_ops vhost_nl_ops[] = {
 		.policy		= vhost_stats_get_nl_policy,
 		.maxattr	= VHOST_A_STATS_SCOPE,
 		.flags		= GENL_CMD_CAP_DUMP,
+	},
+	{
+		.cmd	= VHOST_CMD_POLICY_GET,
+		.doit	= vhost_nl_policy_get_doit,
+		.flags	= GENL_CMD_CAP_DO,
+	},
+	{
+		.cmd		= VHOST_CMD_POLICY_SET,
+		.doit		= vhost_nl_policy_set_doit,
+		.policy		= vhost_policy_set_nl_policy,
+		.maxattr	= VHOST_A_POLICY_BUSYPOLL_US_MAX,
+		.flags		= GENL_ADMIN_PERM | GENL_CMD_CAP_DO,
 	},
 };
 

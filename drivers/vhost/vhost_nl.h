@@ -17,6 +17,8 @@ int vhost_nl_dev_set_doit(struct sk_buff *skb, struct genl_info *info);
 int vhost_nl_queue_get_doit(struct sk_buff *skb, struct genl_info *info);
 int vhost_nl_queue_get_dumpit(struct sk_buff *skb, struct netlink_callback *cb);
 int vhost_nl_stats_get_dumpit(struct sk_buff *skb, struct netlink_callback *cb);
+int vhost_nl_policy_get_doit(struct sk_buff *skb, struct genl_info *info);
+int vhost_nl_policy_set_doit(struct sk_buff *skb, struct genl_info *info);
 
 enum {
 	VHOST_NLGRP_MONITOR,

@@ -7,6 +7,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <getopt.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -72,6 +73,7 @@ static const char *const obj_names[] = {
 	[VH_HELP_MAIN]	= "",
 	[VH_HELP_DEV]	= "dev ",
 	[VH_HELP_QUEUE]	= "queue ",
+	[VH_HELP_POLICY] = "policy ",
 };
 
 static int unknown_word(struct vh_req *req, const char *word)
@@ -247,22 +249,48 @@ static int parse_metamap(struct vh_req *req, const char *key, const char *s,
 		    key, s);
 }
 
+/*
+ * The tunables of "dev set": keyword, attribute, value parser (NULL: a
+ * number), field of struct vh_set, and the bit of enum vhost_tunable by
+ * which a namespace's policy grants it ("policy set grant KEYWORD,...").
+ */
 static const struct set_param {
 	const char *key;
 	int attr;
 	int (*parse)(struct vh_req *req, const char *key, const char *s,
 		     uint32_t *val);
 	size_t off;
+	uint64_t tunable;
 } set_params[] = {
 	{ "busypoll-us", VHOST_A_DEV_ADMIN_BUSYPOLL_US, NULL,
-	  offsetof(struct vh_set, busypoll_us) },
+	  offsetof(struct vh_set, busypoll_us), VHOST_TUNABLE_ADMIN_BUSYPOLL_US },
 	{ "zerocopy", VHOST_A_DEV_ZEROCOPY, parse_on_off,
-	  offsetof(struct vh_set, zerocopy) },
+	  offsetof(struct vh_set, zerocopy), VHOST_TUNABLE_ZEROCOPY },
 	{ "zcopy-min-len", VHOST_A_DEV_ZCOPY_MIN_LEN, NULL,
-	  offsetof(struct vh_set, zcopy_min_len) },
+	  offsetof(struct vh_set, zcopy_min_len), VHOST_TUNABLE_ZCOPY_MIN_LEN },
 	{ "metamap", VHOST_A_DEV_METAMAP, parse_metamap,
-	  offsetof(struct vh_set, metamap) },
+	  offsetof(struct vh_set, metamap), VHOST_TUNABLE_METAMAP },
 };
+
+const char *vh_tunable_keyword(uint64_t bit)
+{
+	unsigned int i;
+
+	for (i = 0; i < ARRAY_SIZE(set_params); i++)
+		if (set_params[i].tunable == bit)
+			return set_params[i].key;
+	return NULL;
+}
+
+uint64_t vh_tunables_all(void)
+{
+	uint64_t all = 0;
+	unsigned int i;
+
+	for (i = 0; i < ARRAY_SIZE(set_params); i++)
+		all |= set_params[i].tunable;
+	return all;
+}
 
 static const struct set_param *find_set_param(const char *word)
 {
@@ -319,6 +347,130 @@ static int parse_set(struct vh_req *req, int argc, char **argv)
 	if (!req->set.mask)
 		return perr(req, "Nothing to set, give busypoll-us, zerocopy, zcopy-min-len or metamap");
 	return 0;
+}
+
+/* ---- policy ---------------------------------------------------------------- */
+
+#define GRANT_EXPECTED	"expected \"none\", \"all\" or a comma-separated list of busypoll-us, zerocopy, zcopy-min-len, metamap"
+
+/* grant { none | all | KEYWORD[,KEYWORD...] }: the keywords of "dev set". */
+static int parse_grants(struct vh_req *req, const char *s, uint64_t *grants)
+{
+	const char *p = s, *end;
+	uint64_t mask = 0;
+	unsigned int i;
+
+	if (!strcmp(s, "none") || !strcmp(s, "all")) {
+		*grants = !strcmp(s, "all") ? vh_tunables_all() : 0;
+		return 0;
+	}
+	for (;;) {
+		const struct set_param *found = NULL;
+
+		end = strchr(p, ',');
+		if (!end)
+			end = p + strlen(p);
+		for (i = 0; i < ARRAY_SIZE(set_params); i++)
+			if (strlen(set_params[i].key) == (size_t)(end - p) &&
+			    !strncmp(p, set_params[i].key, end - p))
+				found = &set_params[i];
+		if (!found)
+			return perr(req, "Invalid \"grant\" value \"%s\", " GRANT_EXPECTED,
+				    s);
+		mask |= found->tunable;
+		if (!*end)
+			break;
+		p = end + 1;
+	}
+	*grants = mask;
+	return 0;
+}
+
+/* policy set: { grant GRANTS | busypoll-us-max USEC } ... */
+static int parse_policy_set(struct vh_req *req, int argc, char **argv)
+{
+	struct vh_policy *pol = &req->policy;
+
+	for (; argc > 0; argc--, argv++) {
+		if (!strcmp(*argv, "help")) {
+			req->cmd = VH_CMD_HELP;
+			return 0;
+		}
+		if (!strcmp(*argv, "grant")) {
+			if (next_value(req, &argc, &argv))
+				return -1;
+			if (pol->mask & VH_BIT(VHOST_A_POLICY_GRANTS))
+				return perr(req, "Duplicate argument \"grant\"");
+			if (parse_grants(req, *argv, &pol->grants))
+				return -1;
+			pol->mask |= VH_BIT(VHOST_A_POLICY_GRANTS);
+			continue;
+		}
+		if (!strcmp(*argv, "busypoll-us-max")) {
+			if (next_value(req, &argc, &argv))
+				return -1;
+			if (pol->mask & VH_BIT(VHOST_A_POLICY_BUSYPOLL_US_MAX))
+				return perr(req, "Duplicate argument \"busypoll-us-max\"");
+			if (vh_get_u32(*argv, &pol->busypoll_us_max))
+				return perr(req, "Invalid \"busypoll-us-max\" value \"%s\"",
+					    *argv);
+			pol->mask |= VH_BIT(VHOST_A_POLICY_BUSYPOLL_US_MAX);
+			continue;
+		}
+		return unknown_word(req, *argv);
+	}
+	if (!pol->mask)
+		return perr(req, "Nothing to set, give grant or busypoll-us-max");
+	return 0;
+}
+
+/* policy show: nothing but help */
+static int parse_policy_show(struct vh_req *req, int argc, char **argv)
+{
+	if (argc > 0 && !strcmp(*argv, "help")) {
+		req->cmd = VH_CMD_HELP;
+		return 0;
+	}
+	if (argc > 0)
+		return unknown_word(req, *argv);
+	return 0;
+}
+
+/* The commands of "policy"; also "show policy" and "set policy".  1: not one. */
+static int parse_policy_cmd(struct vh_req *req, const char *cmd, int argc,
+			    char **argv)
+{
+	req->help = VH_HELP_POLICY;
+	if (!strcmp(cmd, "show") || !strcmp(cmd, "list")) {
+		req->cmd = VH_CMD_POLICY_SHOW;
+		return parse_policy_show(req, argc, argv);
+	}
+	if (!strcmp(cmd, "set")) {
+		req->cmd = VH_CMD_POLICY_SET;
+		return parse_policy_set(req, argc, argv);
+	}
+	if (!strcmp(cmd, "help")) {
+		req->cmd = VH_CMD_HELP;
+		return 0;
+	}
+	return 1;
+}
+
+/* policy [ { show | list } | set ... | help ] */
+static int parse_policy(struct vh_req *req, int argc, char **argv)
+{
+	int r;
+
+	req->help = VH_HELP_POLICY;
+	if (argc < 1) {
+		req->cmd = VH_CMD_POLICY_SHOW;
+		return 0;
+	}
+	r = parse_policy_cmd(req, *argv, argc - 1, argv + 1);
+	if (r > 0)
+		return perr(req, "Command \"%s\" is unknown, try \"vhostctl policy help\"",
+			    *argv);
+	return r;
 }
 
 /* The commands of "dev", also accepted at the top level.  1: not one. */
@@ -394,6 +546,15 @@ static int parse_object(struct vh_req *req, int argc, char **argv)
 	}
 	if (!strcmp(obj, "queue"))
 		return parse_queue(req, argc, argv);
+	if (!strcmp(obj, "policy"))
+		return parse_policy(req, argc, argv);
+	/*
+	 * "show policy" and "set policy ...": the policy, not a device whose
+	 * TAP is named "policy" (that one is "show dev policy").
+	 */
+	if ((!strcmp(obj, "show") || !strcmp(obj, "set")) && argc > 0 &&
+	    !strcmp(*argv, "policy"))
+		return parse_policy_cmd(req, obj, argc - 1, argv + 1);
 	if (!strcmp(obj, "monitor"))
 		return parse_monitor(req, argc, argv);
 	if (!strcmp(obj, "help")) {
@@ -410,25 +571,39 @@ static int parse_object(struct vh_req *req, int argc, char **argv)
 }
 
 static const struct option long_opts[] = {
-	{ "json",	no_argument, NULL, 'j' },
-	{ "pretty",	no_argument, NULL, 'p' },
-	{ "stats",	no_argument, NULL, 's' },
-	{ "statistics",	no_argument, NULL, 's' },
-	{ "Version",	no_argument, NULL, 'V' },
-	{ "version",	no_argument, NULL, 'V' },
-	{ "help",	no_argument, NULL, 'h' },
-	{ NULL,		0,	     NULL, 0 },
+	{ "json",	no_argument,	   NULL, 'j' },
+	{ "pretty",	no_argument,	   NULL, 'p' },
+	{ "stats",	no_argument,	   NULL, 's' },
+	{ "statistics",	no_argument,	   NULL, 's' },
+	{ "netns",	required_argument, NULL, 'n' },
+	{ "Version",	no_argument,	   NULL, 'V' },
+	{ "version",	no_argument,	   NULL, 'V' },
+	{ "help",	no_argument,	   NULL, 'h' },
+	{ NULL,		0,		   NULL, 0 },
 };
+
+/*
+ * The name of a namespace of "ip netns add": a file in VH_NETNS_RUN_DIR,
+ * nothing that leads out of it (as ip netns's invalid_name()).
+ */
+static bool netns_name_ok(const char *name)
+{
+	return *name && strlen(name) <= NAME_MAX && !strchr(name, '/') &&
+	       strcmp(name, ".") && strcmp(name, "..");
+}
 
 static int parse_options(int argc, char **argv, struct vh_opts *opts,
 			 struct vh_req *req)
 {
 	int opt;
 
-	/* "+": stop at the first non-option, so values like -1 stay values. */
+	/*
+	 * "+": stop at the first non-option, so values like -1 stay values;
+	 * ":": a missing argument is ':', not '?'.
+	 */
 	optind = 0;
 	opterr = 0;
-	while ((opt = getopt_long(argc, argv, "+jpsVh", long_opts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, "+:jpsn:Vh", long_opts, NULL)) != -1) {
 		switch (opt) {
 		case 'j':
 			opts->json = true;
@@ -439,12 +614,23 @@ static int parse_options(int argc, char **argv, struct vh_opts *opts,
 		case 's':
 			opts->stats++;
 			break;
+		case 'n':
+			if (opts->netns)
+				return perr(req, "Duplicate argument \"-n\"");
+			if (!netns_name_ok(optarg))
+				return perr(req, "Invalid network namespace name \"%s\"",
+					    optarg);
+			opts->netns = optarg;
+			break;
 		case 'V':
 			opts->version = true;
 			break;
 		case 'h':
 			req->cmd = VH_CMD_HELP;
 			return 0;
+		case ':':
+			return perr(req, "Missing value for \"%s\"",
+				    argv[optind - 1]);
 		default:
 			return perr(req, "Unknown option \"%s\", try \"vhostctl help\"",
 				    argv[optind - 1]);
@@ -484,19 +670,28 @@ void vh_usage(FILE *f, enum vh_help which)
 			"Usage: vhostctl [ OPTIONS ] OBJECT { COMMAND | help }\n"
 			"       vhostctl [ OPTIONS ] { show | set | stats } ...\n"
 			"       vhostctl [ OPTIONS ] monitor\n"
-			"where  OBJECT := { dev | queue }\n"
+			"where  OBJECT := { dev | queue | policy }\n"
 			"       OPTIONS := { -j | --json | -p | --pretty | -s | --stats |\n"
+			"                    -n NETNS | --netns NETNS |\n"
 			"                    -V | --version | -h | --help }\n");
-	if (which != VH_HELP_QUEUE)
+	if (which == VH_HELP_MAIN || which == VH_HELP_DEV)
 		fprintf(f,
 			"Usage: vhostctl dev show [ [ dev ] DEV ]\n"
 			"       vhostctl dev set [ dev ] DEV [ busypoll-us USEC ] [ zerocopy { on | off } ]\n"
 			"                                    [ zcopy-min-len BYTES ] [ metamap { off | batch | map } ]\n"
 			"       vhostctl dev stats [ [ dev ] DEV ] [ scope { device | queue } ]\n"
 			"       vhostctl dev help\n");
-	if (which != VH_HELP_DEV)
+	if (which == VH_HELP_MAIN || which == VH_HELP_QUEUE)
 		fprintf(f,
 			"Usage: vhostctl queue show [ [ dev ] DEV [ index N ] ]\n"
 			"       vhostctl queue help\n");
-	fprintf(f, "where  DEV := { ID | vhostN | IFNAME of the device's TAP backend }\n");
+	if (which != VH_HELP_POLICY)
+		fprintf(f, "where  DEV := { ID | vhostN | IFNAME of the device's TAP backend }\n");
+	if (which == VH_HELP_MAIN || which == VH_HELP_POLICY)
+		fprintf(f,
+			"Usage: vhostctl policy show\n"
+			"       vhostctl policy set [ grant GRANTS ] [ busypoll-us-max USEC ]\n"
+			"       vhostctl policy help\n"
+			"where  GRANTS := { none | all | TUNABLE[,TUNABLE...] }\n"
+			"       TUNABLE := { busypoll-us | zerocopy | zcopy-min-len | metamap }\n");
 }

@@ -6,7 +6,9 @@
  * tools/net/ynl/cli.py --output-json prints for the same op.  Text uses the
  * command line's keywords: the device's admin-busypoll-us is "busypoll-us",
  * the keyword that sets it; 0/1 tunables are "on"/"off".  Attributes the
- * kernel did not send are not printed at all.
+ * kernel did not send are not printed at all.  A set of flags (a policy's
+ * grants) is a list of names, as ynl decodes flags; the 6.12 cli.py leaves
+ * it a number there, as it does every enum of an auto-sized integer (uint).
  */
 #include <inttypes.h>
 #include <stdarg.h>
@@ -16,7 +18,7 @@
 #include "json.h"
 
 /* A new counter in the spec breaks the build here: add it below. */
-_Static_assert(VHOST_A_STATS_MAX == VHOST_A_STATS_USED_ENTRIES,
+_Static_assert(VHOST_A_STATS_MAX == VHOST_A_STATS_ZCOPY_IN_ORDER,
 	       "add the spec's new counters to vh_stat_get() and stat_lines");
 
 static bool stat(bool present, uint64_t v, uint64_t *val)
@@ -79,6 +81,8 @@ bool vh_stat_get(const struct vhost_stats_get_rsp_dump *s, int attr,
 			    s->metamap_uaccess_fills, val);
 	case VHOST_A_STATS_USED_ENTRIES:
 		return stat(s->_present.used_entries, s->used_entries, val);
+	case VHOST_A_STATS_ZCOPY_IN_ORDER:
+		return stat(s->_present.zcopy_in_order, s->zcopy_in_order, val);
 	default:
 		return false;
 	}
@@ -95,7 +99,8 @@ static const int stat_lines[][8] = {
 	  VHOST_A_STATS_BUSYPOLL_FOUND },
 	{ VHOST_A_STATS_ZCOPY_SENT, VHOST_A_STATS_ZCOPY_FALLBACK,
 	  VHOST_A_STATS_ZCOPY_COPIED, VHOST_A_STATS_ZCOPY_HOL_STALLS,
-	  VHOST_A_STATS_ZCOPY_BACKOFF, VHOST_A_STATS_ZCOPY_PENDING },
+	  VHOST_A_STATS_ZCOPY_BACKOFF, VHOST_A_STATS_ZCOPY_IN_ORDER,
+	  VHOST_A_STATS_ZCOPY_PENDING },
 	{ VHOST_A_STATS_METAMAP_FAST, VHOST_A_STATS_METAMAP_FALLBACK,
 	  VHOST_A_STATS_METAMAP_INVALIDATIONS, VHOST_A_STATS_METAMAP_REMAPS,
 	  VHOST_A_STATS_METAMAP_REMAP_FAILURES,
@@ -105,6 +110,7 @@ static const int stat_lines[][8] = {
 #define DEV_KEY(a)	(vhost_dev_policy[VHOST_A_DEV_##a].name)
 #define QUEUE_KEY(a)	(vhost_queue_policy[VHOST_A_QUEUE_##a].name)
 #define STATS_KEY(a)	(vhost_stats_policy[a].name)
+#define POLICY_KEY(a)	(vhost_policy_policy[VHOST_A_POLICY_##a].name)
 
 /* A value of an enum: its name, or its number when this tool has none. */
 static const char *enum_str(const char *name, uint32_t v, char *buf,
@@ -468,6 +474,87 @@ void vh_print_stats(struct vh_out *o, const struct vhost_stats_get_rsp_dump *s)
 			queue_type_str(s->queue_type, buf, sizeof(buf)));
 	fputc('\n', o->f);
 	text_stats(&t, 8, s);
+}
+
+/* ---- policy -------------------------------------------------------------- */
+
+/*
+ * The name of one granted tunable bit: the keyword of "dev set" in text,
+ * the spec's name in JSON, the bit's value for one this tool does not know.
+ */
+static const char *tunable_str(uint64_t bit, bool json, char *buf, size_t len)
+{
+	const char *name = json ? vhost_tunable_str(bit) : vh_tunable_keyword(bit);
+
+	if (name)
+		return name;
+	snprintf(buf, len, "%" PRIu64, bit);
+	return buf;
+}
+
+/* "busypoll-us,zerocopy", or "none": what "policy set grant" takes. */
+static void text_grants(struct line *l, uint64_t grants)
+{
+	char list[256] = "", buf[24];
+	size_t n = 0;
+	int i;
+
+	for (i = 0; i < 64; i++) {
+		uint64_t bit = 1ull << i;
+
+		if (!(grants & bit))
+			continue;
+		n += snprintf(list + n, n < sizeof(list) ? sizeof(list) - n : 0,
+			      "%s%s", n ? "," : "",
+			      tunable_str(bit, false, buf, sizeof(buf)));
+		if (n >= sizeof(list))
+			n = sizeof(list) - 1;
+	}
+	line_add(l, "grant %s", n ? list : "none");
+}
+
+static void json_grants(struct jw *jw, uint64_t grants)
+{
+	char buf[24];
+	int i;
+
+	jw_arr_open(jw, POLICY_KEY(GRANTS));
+	for (i = 0; i < 64; i++)
+		if (grants & (1ull << i))
+			jw_str(jw, NULL, tunable_str(1ull << i, true, buf, sizeof(buf)));
+	jw_arr_close(jw);
+}
+
+void vh_print_policy(FILE *f, const struct vh_opts *opts,
+		     const struct vhost_policy_get_rsp *p)
+{
+	struct text t = { .f = f };
+	struct line l = { .n = 0 };
+	struct jw jw;
+
+	if (opts->json) {
+		jw_init(&jw, f, opts->pretty);
+		jw_obj_open(&jw, NULL);
+		if (p->_present.grants)
+			json_grants(&jw, p->grants);
+		if (p->_present.busypoll_us_max)
+			jw_u64(&jw, POLICY_KEY(BUSYPOLL_US_MAX), p->busypoll_us_max);
+		if (p->_present.tenant)
+			jw_u64(&jw, POLICY_KEY(TENANT), p->tenant);
+		jw_obj_close(&jw);
+		fputc('\n', f);
+		fflush(f);
+		return;
+	}
+	/* The keywords of "policy set", so a line can be given back to it. */
+	if (p->_present.grants)
+		text_grants(&l, p->grants);
+	if (p->_present.busypoll_us_max)
+		line_add(&l, "%s %u", POLICY_KEY(BUSYPOLL_US_MAX), p->busypoll_us_max);
+	if (p->_present.tenant)
+		line_add(&l, "%s %s", POLICY_KEY(TENANT), p->tenant ? "yes" : "no");
+	text_emit(&t, 0, &l);
+	fflush(f);
 }
 
 static const char *const event_names[] = {

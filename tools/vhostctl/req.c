@@ -94,3 +94,16 @@ struct vhost_stats_get_req_dump *vh_stats_dump_req(const uint32_t *dev_id,
 		vhost_stats_get_req_dump_set_scope(req, VHOST_STATS_SCOPE_QUEUE);
 	return req;
 }
+
+struct vhost_policy_set_req *vh_policy_set_req(const struct vh_policy *policy)
+{
+	struct vhost_policy_set_req *req = vhost_policy_set_req_alloc();
+
+	if (!req)
+		return NULL;
+	if (policy->mask & VH_BIT(VHOST_A_POLICY_GRANTS))
+		vhost_policy_set_req_set_grants(req, policy->grants);
+	if (policy->mask & VH_BIT(VHOST_A_POLICY_BUSYPOLL_US_MAX))
+		vhost_policy_set_req_set_busypoll_us_max(req, policy->busypoll_us_max);
+	return req;
+}

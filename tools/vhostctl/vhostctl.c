@@ -3,13 +3,17 @@
  * vhostctl: show, tune and watch vhost devices through the "vhost" generic
  * netlink family, with the client library YNL generates from its spec.
  *
- *   vhostctl [-j] [-p] [-s] [-V] { dev | queue | show | set | stats |
- *                                  monitor | help } ...
+ *   vhostctl [-j] [-p] [-s] [-n NETNS] [-V] { dev | queue | policy | show |
+ *                                             set | stats | monitor | help } ...
  *
  * See vhostctl(8).
  */
+#define _GNU_SOURCE		/* setns() */
 #include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
 #include <poll.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -346,6 +350,36 @@ static int cmd_queue_show(struct ynl_sock *ys, const struct vh_opts *opts,
 	return 0;
 }
 
+/* ---- policy ---------------------------------------------------------------- */
+
+static int cmd_policy_show(struct ynl_sock *ys, const struct vh_opts *opts)
+{
+	struct vhost_policy_get_rsp *p = vhost_policy_get(ys);
+
+	if (!p)
+		return fail(ys, NULL);
+	vh_print_policy(stdout, opts, p);
+	vhost_policy_get_rsp_free(p);
+	return 0;
+}
+
+/* One policy-set: grants and bound together, or neither. */
+static int cmd_policy_set(struct ynl_sock *ys, const struct vh_req *req)
+{
+	struct vhost_policy_set_req *r = vh_policy_set_req(&req->policy);
+	int err;
+
+	if (!r)
+		return oom();
+	err = vhost_policy_set(ys, r);
+	if (err)
+		fail(ys, NULL);
+	else
+		warn_ack(ys);
+	vhost_policy_set_req_free(r);
+	return err ? -1 : 0;
+}
+
 /* ---- monitor -------------------------------------------------------------- */
 
 static void print_ntfs(struct ynl_sock *ys, const struct vh_opts *opts)
@@ -446,6 +480,38 @@ static int cmd_monitor(struct ynl_sock *ys, const struct vh_opts *opts)
 
 /* ---- main ----------------------------------------------------------------- */
 
+/*
+ * -n NETNS: enter the network namespace "ip netns add NETNS" made, as
+ * "ip -n NETNS" does (iproute2's netns_switch()), before the socket is
+ * opened: generic netlink answers about the socket's namespace, so every
+ * request, dump and notification is then that namespace's.  ip also
+ * unshares a mount namespace and mounts a sysfs of the new namespace on
+ * /sys (and bind-mounts /etc/netns/NETNS), for commands that read sysfs or
+ * /etc; vhostctl reads neither (everything comes over netlink), so the
+ * setns() is all it needs.
+ */
+static int netns_switch(const char *name)
+{
+	char path[PATH_MAX];
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/%s", VH_NETNS_RUN_DIR, name);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		fprintf(stderr, "Error: cannot open network namespace \"%s\": %s.\n",
+			name, strerror(errno));
+		return -1;
+	}
+	if (setns(fd, CLONE_NEWNET)) {
+		fprintf(stderr, "Error: setting the network namespace \"%s\" failed: %s.\n",
+			name, strerror(errno));
+		close(fd);
+		return -1;
+	}
+	close(fd);
+	return 0;
+}
+
 static int run(struct ynl_sock *ys, const struct vh_opts *opts,
 	       const struct vh_req *req)
 {
@@ -460,6 +526,10 @@ static int run(struct ynl_sock *ys, const struct vh_opts *opts,
 		return cmd_queue_show(ys, opts, req);
 	case VH_CMD_MONITOR:
 		return cmd_monitor(ys, opts);
+	case VH_CMD_POLICY_SHOW:
+		return cmd_policy_show(ys, opts);
+	case VH_CMD_POLICY_SET:
+		return cmd_policy_set(ys, req);
 	default:
 		return -1;
 	}
@@ -493,6 +563,8 @@ int main(int argc, char **argv)
 		break;
 	}
 
+	if (opts.netns && netns_switch(opts.netns))
+		return VH_EXIT_FAIL;
 	ys = ynl_sock_create(&ynl_vhost_family, &yerr);
 	if (!ys) {
 		if (!yerr.code)

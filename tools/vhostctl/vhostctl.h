@@ -11,7 +11,8 @@
  *   print.c     the generated reply structs -> text or JSON
  *   err.c       struct ynl_error -> the message for the user
  *   json.c      a small JSON writer (compact, or indented like json.tool)
- *   vhostctl.c  main() and the commands: the only code with a socket
+ *   vhostctl.c  main(), -n (setns) and the commands: the only code with a
+ *               socket or a namespace
  */
 #ifndef VHOSTCTL_H
 #define VHOSTCTL_H
@@ -44,23 +45,30 @@ struct vh_opts {
 	bool pretty;		/* -p */
 	int stats;		/* -s, once per -s */
 	bool version;		/* -V */
+	const char *netns;	/* -n NETNS: a name under VH_NETNS_RUN_DIR */
 };
+
+/* Where "ip netns add" keeps the named network namespaces ("ip -n"). */
+#define VH_NETNS_RUN_DIR	"/var/run/netns"
 
 enum vh_cmd {
 	VH_CMD_NONE,
-	VH_CMD_HELP,		/* help, dev help, queue help, -h */
+	VH_CMD_HELP,		/* help, dev help, queue help, policy help, -h */
 	VH_CMD_VERSION,		/* -V */
 	VH_CMD_SHOW,		/* dev show [[dev] DEV] */
 	VH_CMD_SET,		/* dev set [dev] DEV KEYWORD VALUE ... */
 	VH_CMD_STATS,		/* dev stats [[dev] DEV] [scope SCOPE] */
 	VH_CMD_QUEUE_SHOW,	/* queue show [[dev] DEV [index N]] */
 	VH_CMD_MONITOR,		/* monitor */
+	VH_CMD_POLICY_SHOW,	/* policy show, show policy */
+	VH_CMD_POLICY_SET,	/* policy set ..., set policy ... */
 };
 
 enum vh_help {
 	VH_HELP_MAIN,
 	VH_HELP_DEV,
 	VH_HELP_QUEUE,
+	VH_HELP_POLICY,
 };
 
 /* How a device is named on the command line. */
@@ -94,6 +102,16 @@ struct vh_set {
 
 #define VH_BIT(a)		(1u << (a))
 
+/*
+ * What "policy set" asks for: bit VHOST_A_POLICY_x of mask for each given
+ * value; grants is a mask of enum vhost_tunable.
+ */
+struct vh_policy {
+	uint32_t mask;
+	uint64_t grants;
+	uint32_t busypoll_us_max;
+};
+
 /* A command line, parsed: everything needed to build the requests. */
 struct vh_req {
 	enum vh_cmd cmd;
@@ -103,6 +121,7 @@ struct vh_req {
 	uint32_t index;
 	enum vh_scope scope;	/* stats; never DEFAULT after parsing */
 	struct vh_set set;
+	struct vh_policy policy;	/* policy set */
 	char err[256];		/* parse error message, when parsing failed */
 };
 
@@ -118,6 +137,13 @@ int vh_get_u32(const char *s, uint32_t *val);
 bool vh_is_vhost_name(const char *s);
 /* Usage text of one object. */
 void vh_usage(FILE *f, enum vh_help which);
+/*
+ * The keyword of "dev set" (and of "policy set grant") for one tunable bit
+ * of a policy's grants, NULL for a bit this tool does not know; the mask
+ * of the tunables it knows, what "grant all" sends.
+ */
+const char *vh_tunable_keyword(uint64_t bit);
+uint64_t vh_tunables_all(void);
 
 /* ---- requests (req.c) -------------------------------------------------- */
 
@@ -132,6 +158,7 @@ struct vhost_queue_get_req *vh_queue_get_req(uint32_t dev_id, uint32_t index);
 struct vhost_queue_get_req_dump *vh_queue_dump_req(const uint32_t *dev_id);
 struct vhost_stats_get_req_dump *vh_stats_dump_req(const uint32_t *dev_id,
 						   bool per_queue);
+struct vhost_policy_set_req *vh_policy_set_req(const struct vh_policy *policy);
 
 /* ---- errors (err.c) ---------------------------------------------------- */
 
@@ -156,6 +183,7 @@ void vh_sock_err_format(const struct ynl_error *e, char *buf, size_t len);
 extern const struct ynl_policy_attr vhost_dev_policy[VHOST_A_DEV_MAX + 1];
 extern const struct ynl_policy_attr vhost_queue_policy[VHOST_A_QUEUE_MAX + 1];
 extern const struct ynl_policy_attr vhost_stats_policy[VHOST_A_STATS_MAX + 1];
+extern const struct ynl_policy_attr vhost_policy_policy[VHOST_A_POLICY_MAX + 1];
 
 /* The first counter attribute: the ones before identify the object. */
 #define VH_STATS_FIRST		VHOST_A_STATS_RX_PACKETS
@@ -200,6 +228,12 @@ void vh_print_dev(struct vh_out *o, const struct vhost_dev_get_rsp *d,
 void vh_print_queue(struct vh_out *o, const struct vhost_queue_get_rsp *q);
 /* One reply of "dev stats": a device's counters or a queue's. */
 void vh_print_stats(struct vh_out *o, const struct vhost_stats_get_rsp_dump *s);
+/*
+ * The policy of the network namespace ("policy show"): one line of text, or
+ * one JSON object (not a list: there is one policy, as cli.py prints it).
+ */
+void vh_print_policy(FILE *f, const struct vh_opts *opts,
+		     const struct vhost_policy_get_rsp *p);
 /* One monitor event: a line of text, or a JSON object, then "\n". */
 void vh_print_event(FILE *f, const struct vh_opts *opts, enum vh_event ev,
 		    const struct vhost_dev_get_rsp *d);

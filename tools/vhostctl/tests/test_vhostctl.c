@@ -26,6 +26,9 @@
 
 #include "vhostctl.h"
 
+/* What parse.c says a bad "grant" value should have been. */
+#define GRANT_EXPECTED	"expected \"none\", \"all\" or a comma-separated list of busypoll-us, zerocopy, zcopy-min-len, metamap"
+
 static int failures;
 
 #define CHECK(cond)							\
@@ -282,6 +285,23 @@ static void test_parse_commands(void)
 		{ "monitor help", VH_CMD_HELP, NULL, false, false, 0, 0, -1, VH_HELP_MAIN },
 		{ "-V", VH_CMD_VERSION, NULL, false, false, 0, 0, -1, VH_HELP_MAIN },
 		{ "-V show", VH_CMD_VERSION, NULL, false, false, 0, 0, -1, VH_HELP_MAIN },
+		{ "policy", VH_CMD_POLICY_SHOW, NULL, false, false, 0, 0, -1, VH_HELP_POLICY },
+		{ "policy show", VH_CMD_POLICY_SHOW, NULL, false, false, 0, 0, -1, VH_HELP_POLICY },
+		{ "policy list", VH_CMD_POLICY_SHOW, NULL, false, false, 0, 0, -1, VH_HELP_POLICY },
+		{ "show policy", VH_CMD_POLICY_SHOW, NULL, false, false, 0, 0, -1, VH_HELP_POLICY },
+		{ "-j -p show policy", VH_CMD_POLICY_SHOW, NULL, true, true, 0, 0, -1, VH_HELP_POLICY },
+		{ "set policy grant none", VH_CMD_POLICY_SET, NULL, false, false, 0, 0, -1, VH_HELP_POLICY },
+		{ "policy set busypoll-us-max 5", VH_CMD_POLICY_SET, NULL, false, false, 0, 0, -1, VH_HELP_POLICY },
+		{ "policy help", VH_CMD_HELP, NULL, false, false, 0, 0, -1, VH_HELP_POLICY },
+		{ "show policy help", VH_CMD_HELP, NULL, false, false, 0, 0, -1, VH_HELP_POLICY },
+		{ "set policy grant all help", VH_CMD_HELP, NULL, false, false, 0, 0, -1, VH_HELP_POLICY },
+		/* a TAP named policy is a device, given with "dev" */
+		{ "show dev policy", VH_CMD_SHOW, "policy", false, false, 0, 0, -1, VH_HELP_DEV },
+		{ "dev show policy", VH_CMD_SHOW, "policy", false, false, 0, 0, -1, VH_HELP_DEV },
+		{ "-n ns1 show", VH_CMD_SHOW, NULL, false, false, 0, 0, -1, VH_HELP_DEV },
+		{ "-j -n ns1 -s show", VH_CMD_SHOW, NULL, true, false, 1, 0, -1, VH_HELP_DEV },
+		{ "--netns ns1 set policy grant zerocopy", VH_CMD_POLICY_SET, NULL, false, false, 0, 0, -1, VH_HELP_POLICY },
+		{ "-n ns1 help", VH_CMD_HELP, NULL, false, false, 0, 0, -1, VH_HELP_MAIN },
 	};
 	struct vh_opts o;
 	struct vh_req r;
@@ -368,6 +388,39 @@ static void test_parse_errors(void)
 		{ "monitor foo", "Unknown keyword \"foo\", try \"vhostctl help\"" },
 		{ "-x show", "Unknown option \"-x\", try \"vhostctl help\"" },
 		{ "--bogus show", "Unknown option \"--bogus\", try \"vhostctl help\"" },
+		{ "policy sh", "Command \"sh\" is unknown, try \"vhostctl policy help\"" },
+		{ "policy show now", "Unknown keyword \"now\", try \"vhostctl policy help\"" },
+		{ "show policy dev vhost0", "Unknown keyword \"dev\", try \"vhostctl policy help\"" },
+		{ "set policy", "Nothing to set, give grant or busypoll-us-max" },
+		{ "policy set", "Nothing to set, give grant or busypoll-us-max" },
+		{ "set policy grant", "Missing value for \"grant\"" },
+		{ "set policy busypoll-us-max", "Missing value for \"busypoll-us-max\"" },
+		{ "set policy grant zerocopy grant metamap", "Duplicate argument \"grant\"" },
+		{ "set policy busypoll-us-max 1 grant all busypoll-us-max 2",
+		  "Duplicate argument \"busypoll-us-max\"" },
+		{ "set policy busypoll-us-max x", "Invalid \"busypoll-us-max\" value \"x\"" },
+		{ "set policy busypoll-us-max -1", "Invalid \"busypoll-us-max\" value \"-1\"" },
+		{ "set policy grant admin-busypoll-us", "Invalid \"grant\" value \"admin-busypoll-us\", " GRANT_EXPECTED },
+		{ "set policy grant zerocopy,", "Invalid \"grant\" value \"zerocopy,\", " GRANT_EXPECTED },
+		{ "set policy grant ,zerocopy", "Invalid \"grant\" value \",zerocopy\", " GRANT_EXPECTED },
+		{ "set policy grant zerocopy,,metamap", "Invalid \"grant\" value \"zerocopy,,metamap\", " GRANT_EXPECTED },
+		{ "set policy grant none,zerocopy", "Invalid \"grant\" value \"none,zerocopy\", " GRANT_EXPECTED },
+		{ "set policy grant All", "Invalid \"grant\" value \"All\", " GRANT_EXPECTED },
+		{ "set policy grant ''", "Invalid \"grant\" value \"\", " GRANT_EXPECTED },
+		{ "set policy zerocopy on", "Unknown keyword \"zerocopy\", try \"vhostctl policy help\"" },
+		{ "set policy grant zerocopy vhost0", "Unknown keyword \"vhost0\", try \"vhostctl policy help\"" },
+		{ "dev set policy grant zerocopy", "Unknown keyword \"grant\", try \"vhostctl dev help\"" },
+		{ "-n", "Missing value for \"-n\"" },
+		{ "--netns", "Missing value for \"--netns\"" },
+		{ "-j -n", "Missing value for \"-n\"" },
+		{ "-n '' show", "Invalid network namespace name \"\"" },
+		{ "-n a/b show", "Invalid network namespace name \"a/b\"" },
+		{ "-n .. show", "Invalid network namespace name \"..\"" },
+		{ "-n . show", "Invalid network namespace name \".\"" },
+		{ "--netns=../../proc/1/ns/net show",
+		  "Invalid network namespace name \"../../proc/1/ns/net\"" },
+		{ "-n a -n b show", "Duplicate argument \"-n\"" },
+		{ "-n ns1", "" },	/* no object: usage */
 		{ "-j", "" },	/* no object: usage */
 		{ "", "" },
 	};
@@ -385,6 +438,93 @@ static void test_parse_errors(void)
 		}
 	}
 	CHECK(parse("", &o, &r) == -1 && r.help == VH_HELP_MAIN);
+}
+
+static void test_parse_policy(void)
+{
+	static const struct {
+		const char *line;
+		uint32_t mask;		/* VH_BIT(VHOST_A_POLICY_x) */
+		uint64_t grants;
+		uint32_t max;
+	} t[] = {
+		{ "set policy grant none", VH_BIT(VHOST_A_POLICY_GRANTS), 0, 0 },
+		{ "set policy grant all", VH_BIT(VHOST_A_POLICY_GRANTS),
+		  VHOST_TUNABLE_ADMIN_BUSYPOLL_US | VHOST_TUNABLE_ZEROCOPY |
+		  VHOST_TUNABLE_ZCOPY_MIN_LEN | VHOST_TUNABLE_METAMAP, 0 },
+		{ "set policy grant busypoll-us busypoll-us-max 50",
+		  VH_BIT(VHOST_A_POLICY_GRANTS) | VH_BIT(VHOST_A_POLICY_BUSYPOLL_US_MAX),
+		  VHOST_TUNABLE_ADMIN_BUSYPOLL_US, 50 },
+		{ "policy set busypoll-us-max 0x10 grant zerocopy,metamap",
+		  VH_BIT(VHOST_A_POLICY_GRANTS) | VH_BIT(VHOST_A_POLICY_BUSYPOLL_US_MAX),
+		  VHOST_TUNABLE_ZEROCOPY | VHOST_TUNABLE_METAMAP, 16 },
+		{ "set policy grant zcopy-min-len,zerocopy,zcopy-min-len",
+		  VH_BIT(VHOST_A_POLICY_GRANTS),
+		  VHOST_TUNABLE_ZCOPY_MIN_LEN | VHOST_TUNABLE_ZEROCOPY, 0 },
+		{ "set policy busypoll-us-max 0", VH_BIT(VHOST_A_POLICY_BUSYPOLL_US_MAX), 0, 0 },
+		/* the kernel checks the range */
+		{ "set policy busypoll-us-max 4294967295",
+		  VH_BIT(VHOST_A_POLICY_BUSYPOLL_US_MAX), 0, 4294967295u },
+	};
+	struct vhost_policy_set_req *ps;
+	struct vh_opts o;
+	struct vh_req r;
+	unsigned int i;
+
+	for (i = 0; i < ARRAY_SIZE(t); i++) {
+		int ret = parse(t[i].line, &o, &r);
+
+		if (ret || r.cmd != VH_CMD_POLICY_SET || r.policy.mask != t[i].mask ||
+		    r.policy.grants != t[i].grants ||
+		    r.policy.busypoll_us_max != t[i].max) {
+			printf("# \"%s\": ret %d err \"%s\" cmd %d mask %#x grants %#llx max %u\n",
+			       t[i].line, ret, r.err, r.cmd, r.policy.mask,
+			       (unsigned long long)r.policy.grants,
+			       r.policy.busypoll_us_max);
+			failures++;
+			continue;
+		}
+		/* one policy-set, with exactly the attributes given */
+		ps = vh_policy_set_req(&r.policy);
+		CHECK(ps);
+		if (!ps)
+			continue;
+		CHECK(!!ps->_present.grants == !!(t[i].mask & VH_BIT(VHOST_A_POLICY_GRANTS)));
+		CHECK(!!ps->_present.busypoll_us_max ==
+		      !!(t[i].mask & VH_BIT(VHOST_A_POLICY_BUSYPOLL_US_MAX)));
+		if (ps->_present.grants)
+			CHECK(ps->grants == t[i].grants);
+		if (ps->_present.busypoll_us_max)
+			CHECK(ps->busypoll_us_max == t[i].max);
+		vhost_policy_set_req_free(ps);
+	}
+	/* "all" is every tunable of the spec, by the keywords of "dev set" */
+	CHECK(vh_tunables_all() == 0xf);
+	CHECK_STR(vh_tunable_keyword(VHOST_TUNABLE_ADMIN_BUSYPOLL_US), "busypoll-us");
+	CHECK_STR(vh_tunable_keyword(VHOST_TUNABLE_ZEROCOPY), "zerocopy");
+	CHECK_STR(vh_tunable_keyword(VHOST_TUNABLE_ZCOPY_MIN_LEN), "zcopy-min-len");
+	CHECK_STR(vh_tunable_keyword(VHOST_TUNABLE_METAMAP), "metamap");
+	CHECK(!vh_tunable_keyword(16));
+	CHECK(!vh_tunable_keyword(0));
+}
+
+static void test_parse_netns(void)
+{
+	struct vh_opts o;
+	struct vh_req r;
+
+	CHECK(parse("show", &o, &r) == 0 && !o.netns);
+	CHECK(parse("-n tenant1 show", &o, &r) == 0 && o.netns &&
+	      !strcmp(o.netns, "tenant1"));
+	CHECK(parse("--netns tenant1 -j show policy", &o, &r) == 0 && o.netns &&
+	      !strcmp(o.netns, "tenant1") && o.json && r.cmd == VH_CMD_POLICY_SHOW);
+	CHECK(parse("--netns=t.2 set dev vhost0 zerocopy on", &o, &r) == 0 &&
+	      o.netns && !strcmp(o.netns, "t.2") && r.cmd == VH_CMD_SET);
+	CHECK(parse("-jn t3 show", &o, &r) == 0 && o.json && o.netns &&
+	      !strcmp(o.netns, "t3"));
+	/* after the object it is a word of the command, not the option */
+	CHECK(parse("show -n t3", &o, &r) == -1 && !o.netns);
+	CHECK_STR(r.err, "Unknown keyword \"t3\", try \"vhostctl dev help\"");
 }
 
 static void test_get_u32(void)
@@ -594,6 +734,10 @@ static void stat_set(struct vhost_stats_get_rsp_dump *s, int attr, uint64_t v)
 		s->_present.zcopy_backoff = 1;
 		s->zcopy_backoff = v;
 		break;
+	case VHOST_A_STATS_ZCOPY_IN_ORDER:
+		s->_present.zcopy_in_order = 1;
+		s->zcopy_in_order = v;
+		break;
 	default:
 		printf("# %s: no counter %d\n", __func__, attr);
 		failures++;
@@ -625,6 +769,7 @@ static const uint64_t dev_counters[VHOST_A_STATS_MAX + 1] = {
 	[VHOST_A_STATS_ZCOPY_BACKOFF] = 13,
 	[VHOST_A_STATS_METAMAP_UACCESS_FILLS] = 14,
 	[VHOST_A_STATS_USED_ENTRIES] = 15,
+	[VHOST_A_STATS_ZCOPY_IN_ORDER] = 16,
 };
 
 /* vhost3's device counters (queue < 0) or those of queue 0 (RX) or 1 (TX). */
@@ -727,7 +872,7 @@ static void test_stat_fields(void)
 		      vhost_stats_policy[i].type == YNL_PT_UINT);
 		n++;
 	}
-	CHECK(n == 24);
+	CHECK(n == 25);
 	/* the identifying attributes are not counters */
 	CHECK(!vh_stat_get(&s, VHOST_A_STATS_DEV_ID, &v));
 	CHECK(!vh_stat_get(&s, VHOST_A_STATS_SCOPE, &v));
@@ -815,7 +960,7 @@ static char *render_event(const struct vhost_dev_get_rsp *d,
 	ind "rx-packets 10 rx-bytes 640 tx-packets 5000000000 tx-bytes 320000000000 tx-errors 11\n" \
 	ind "kicks 7 calls 8 used-entries 15\n"				\
 	ind "busypoll-loops 1 busypoll-ns 2 busypoll-found 3\n"		\
-	ind "zcopy-sent 4 zcopy-fallback 12 zcopy-copied 5 zcopy-hol-stalls 6 zcopy-backoff 13 zcopy-pending 0\n" \
+	ind "zcopy-sent 4 zcopy-fallback 12 zcopy-copied 5 zcopy-hol-stalls 6 zcopy-backoff 13 zcopy-in-order 16 zcopy-pending 0\n" \
 	ind "metamap-fast 100 metamap-fallback 2 metamap-invalidations 1 metamap-remaps 3 metamap-remap-failures 0 metamap-refused 9 metamap-uaccess-fills 14\n"
 
 #define RXQ_STATS_TEXT(ind)						\
@@ -899,7 +1044,7 @@ static void test_print_show_text(void)
 	"\"metamap-remaps\":3,\"metamap-remap-failures\":0,"		\
 	"\"metamap-refused\":9,\"tx-errors\":11,\"zcopy-fallback\":12,"	\
 	"\"zcopy-backoff\":13,\"metamap-uaccess-fills\":14,"		\
-	"\"used-entries\":15"
+	"\"used-entries\":15,\"zcopy-in-order\":16"
 
 #define QUEUE0_JSON							\
 	"\"dev-id\":3,\"index\":0,\"type\":\"rx\",\"num\":256,"		\
@@ -1173,6 +1318,91 @@ static void test_print_event(void)
 	free(s);
 }
 
+static char *render_policy(const struct vhost_policy_get_rsp *p, bool json,
+			   bool pretty)
+{
+	struct vh_opts opts = { .json = json, .pretty = pretty };
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+
+	vh_print_policy(f, &opts, p);
+	fclose(f);
+	return buf;
+}
+
+static void test_print_policy(void)
+{
+	struct vhost_policy_get_rsp p;
+	char *s;
+
+	memset(&p, 0, sizeof(p));
+	p._present.grants = 1;
+	p.grants = VHOST_TUNABLE_ADMIN_BUSYPOLL_US | VHOST_TUNABLE_ZEROCOPY;
+	p._present.busypoll_us_max = 1;
+	p.busypoll_us_max = 50;
+	p._present.tenant = 1;
+	p.tenant = 1;
+	/* text: the words of "policy set"; JSON: the spec's names */
+	s = render_policy(&p, false, false);
+	CHECK_STR(s, "grant busypoll-us,zerocopy busypoll-us-max 50 tenant yes\n");
+	free(s);
+	s = render_policy(&p, true, false);
+	CHECK_STR(s, "{\"grants\":[\"admin-busypoll-us\",\"zerocopy\"],"
+		  "\"busypoll-us-max\":50,\"tenant\":1}\n");
+	free(s);
+	s = render_policy(&p, true, true);
+	CHECK_STR(s, "{\n    \"grants\": [\n        \"admin-busypoll-us\",\n"
+		  "        \"zerocopy\"\n    ],\n    \"busypoll-us-max\": 50,\n"
+		  "    \"tenant\": 1\n}\n");
+	free(s);
+
+	/* the default, in a namespace of the host's: nothing granted */
+	p.grants = 0;
+	p.busypoll_us_max = 0;
+	p.tenant = 0;
+	s = render_policy(&p, false, false);
+	CHECK_STR(s, "grant none busypoll-us-max 0 tenant no\n");
+	free(s);
+	s = render_policy(&p, true, false);
+	CHECK_STR(s, "{\"grants\":[],\"busypoll-us-max\":0,\"tenant\":0}\n");
+	free(s);
+	s = render_policy(&p, true, true);
+	CHECK_STR(s, "{\n    \"grants\": [],\n    \"busypoll-us-max\": 0,\n"
+		  "    \"tenant\": 0\n}\n");
+	free(s);
+
+	/* everything, and a tunable of a newer kernel by its bit */
+	p.grants = 0xf | 0x40;
+	s = render_policy(&p, false, false);
+	CHECK_STR(s, "grant busypoll-us,zerocopy,zcopy-min-len,metamap,64 "
+		  "busypoll-us-max 0 tenant no\n");
+	free(s);
+	s = render_policy(&p, true, false);
+	CHECK_STR(s, "{\"grants\":[\"admin-busypoll-us\",\"zerocopy\",\"zcopy-min-len\","
+		  "\"metamap\",\"64\"],\"busypoll-us-max\":0,\"tenant\":0}\n");
+	free(s);
+
+	/* what the kernel did not send is not printed */
+	memset(&p, 0, sizeof(p));
+	p._present.tenant = 1;
+	p.tenant = 1;
+	s = render_policy(&p, false, false);
+	CHECK_STR(s, "tenant yes\n");
+	free(s);
+	s = render_policy(&p, true, false);
+	CHECK_STR(s, "{\"tenant\":1}\n");
+	free(s);
+
+	CHECK_STR(vhost_policy_policy[VHOST_A_POLICY_GRANTS].name, "grants");
+	CHECK_STR(vhost_policy_policy[VHOST_A_POLICY_BUSYPOLL_US_MAX].name,
+		  "busypoll-us-max");
+	CHECK_STR(vhost_policy_policy[VHOST_A_POLICY_TENANT].name, "tenant");
+	CHECK_STR(vhost_tunable_str(VHOST_TUNABLE_ADMIN_BUSYPOLL_US),
+		  "admin-busypoll-us");
+	CHECK_STR(vhost_tunable_str(VHOST_TUNABLE_METAMAP), "metamap");
+}
+
 /* ---- errors: what the generated library makes of the kernel's answer ---- */
 
 /*
@@ -1281,6 +1511,27 @@ static void fake_set(struct fake *f, const char *line, char *out, size_t len)
 	vhost_dev_set_req_free(s);
 }
 
+/* vhostctl set policy ARGS against the fake, as fake_set(). */
+static void fake_policy_set(struct fake *f, const char *line, char *out,
+			    size_t len)
+{
+	struct vhost_policy_set_req *ps;
+	struct vh_opts o;
+	struct vh_req r;
+
+	out[0] = '\0';
+	ps = parse(line, &o, &r) ? NULL : vh_policy_set_req(&r.policy);
+	if (!ps) {
+		snprintf(out, len, "(parse failed: %s)", r.err);
+		return;
+	}
+	if (vhost_policy_set(f->ys, ps))
+		vh_err_format(&f->ys->err, NULL, out, len);
+	else if (!vh_warn_format(&f->ys->err, out, len))
+		snprintf(out, len, "(ok)");
+	vhost_policy_set_req_free(ps);
+}
+
 /* nlmsghdr + genlmsghdr, then the name "vhost0" (12 bytes with its header) */
 #define OFFS_AFTER_NAME	(NLMSG_HDRLEN + GENL_HDRLEN + NLA_ALIGN(NLA_HDRLEN + 7))
 
@@ -1339,6 +1590,38 @@ static void test_errors(void)
 	fake_error(&f, NLMSG_ERROR, 0, "busy polling is off", 0);
 	fake_set(&f, "set dev vhost0 busypoll-us 5", out, sizeof(out));
 	CHECK_STR(out, "Warning: busy polling is off.");
+
+	/* a tenant's refusals by the host's policy, quotes and all */
+	fake_error(&f, NLMSG_ERROR, EPERM,
+		   "zerocopy not granted to this network namespace by the host's vhost policy",
+		   OFFS_AFTER_NAME);
+	fake_set(&f, "set dev vhost0 zerocopy on", out, sizeof(out));
+	CHECK_STR(out, "Error: zerocopy not granted to this network namespace by the host's vhost policy.");
+	fake_error(&f, NLMSG_ERROR, EPERM,
+		   "admin-busypoll-us above 50, the bound of the host's vhost policy here",
+		   OFFS_AFTER_NAME);
+	fake_set(&f, "set dev vhost0 busypoll-us 100", out, sizeof(out));
+	CHECK_STR(out, "Error: admin-busypoll-us above 50, the bound of the host's vhost policy here.");
+	/* uns-admin-perm: the genetlink core refuses, without a message */
+	fake_error(&f, NLMSG_ERROR, EPERM, NULL, 0);
+	fake_set(&f, "set dev vhost0 zerocopy on", out, sizeof(out));
+	CHECK_STR(out, "Error: Operation not permitted.");
+
+	/* policy-set where no policy applies, and without anything to set */
+	fake_error(&f, NLMSG_ERROR, EINVAL,
+		   "this network namespace is administered from the initial user namespace: no vhost policy applies",
+		   0);
+	fake_policy_set(&f, "set policy grant zerocopy", out, sizeof(out));
+	CHECK_STR(out, "Error: this network namespace is administered from the initial user namespace: no vhost policy applies.");
+	fake_error(&f, NLMSG_ERROR, ERANGE, "integer out of range",
+		   NLMSG_HDRLEN + GENL_HDRLEN);
+	fake_policy_set(&f, "set policy busypoll-us-max 1000001", out, sizeof(out));
+	CHECK_STR(f.ys->err.msg,
+		  "Kernel error: 'integer out of range' (bad attribute: .busypoll-us-max)");
+	CHECK_STR(out, "Error: integer out of range.");
+	fake_error(&f, NLMSG_ERROR, 0, NULL, 0);
+	fake_policy_set(&f, "set policy grant none", out, sizeof(out));
+	CHECK_STR(out, "(ok)");
 
 	/* a dump that ends in an error */
 	{
@@ -1405,12 +1688,33 @@ static void test_usage(void)
 	fclose(f);
 	/* the grammar the man page and the completion rely on */
 	CHECK(strstr(buf, "vhostctl [ OPTIONS ] OBJECT { COMMAND | help }"));
-	CHECK(strstr(buf, "OBJECT := { dev | queue }"));
 	CHECK(strstr(buf, "vhostctl dev set [ dev ] DEV [ busypoll-us USEC ] [ zerocopy { on | off } ]"));
 	CHECK(strstr(buf, "[ zcopy-min-len BYTES ] [ metamap { off | batch | map } ]"));
 	CHECK(strstr(buf, "vhostctl dev stats [ [ dev ] DEV ] [ scope { device | queue } ]"));
 	CHECK(strstr(buf, "vhostctl queue show [ [ dev ] DEV [ index N ] ]"));
 	CHECK(strstr(buf, "DEV := { ID | vhostN | IFNAME"));
+	CHECK(strstr(buf, "OBJECT := { dev | queue | policy }"));
+	CHECK(strstr(buf, "-n NETNS | --netns NETNS"));
+	CHECK(strstr(buf, "vhostctl policy show\n"));
+	CHECK(strstr(buf, "vhostctl policy set [ grant GRANTS ] [ busypoll-us-max USEC ]"));
+	CHECK(strstr(buf, "GRANTS := { none | all | TUNABLE[,TUNABLE...] }"));
+	CHECK(strstr(buf, "TUNABLE := { busypoll-us | zerocopy | zcopy-min-len | metamap }"));
+	free(buf);
+
+	/* each object's help: its own usage only */
+	buf = NULL;
+	f = open_memstream(&buf, &len);
+	vh_usage(f, VH_HELP_POLICY);
+	fclose(f);
+	CHECK(!strncmp(buf, "Usage: vhostctl policy show\n", 28));
+	CHECK(!strstr(buf, "dev show") && !strstr(buf, "queue show") &&
+	      !strstr(buf, "DEV :="));
+	free(buf);
+	buf = NULL;
+	f = open_memstream(&buf, &len);
+	vh_usage(f, VH_HELP_DEV);
+	fclose(f);
+	CHECK(!strstr(buf, "policy") && !strstr(buf, "queue show"));
 	free(buf);
 }
 
@@ -1423,6 +1727,8 @@ static const struct {
 	{ "parse_device_selectors", test_parse_selectors },
 	{ "parse_commands", test_parse_commands },
 	{ "parse_errors", test_parse_errors },
+	{ "parse_policy", test_parse_policy },
+	{ "parse_netns", test_parse_netns },
 	{ "parse_u32", test_get_u32 },
 	{ "vhost_name", test_vhost_name },
 	{ "requests", test_requests },
@@ -1435,6 +1741,7 @@ static const struct {
 	{ "print_stats", test_print_stats },
 	{ "json_escape", test_json_escape },
 	{ "print_monitor_events", test_print_event },
+	{ "print_policy", test_print_policy },
 	{ "errors_from_ynl", test_errors },
 	{ "error_strings", test_error_strings },
 	{ "usage", test_usage },

@@ -164,6 +164,7 @@ static void adm_stats_from(const struct vhost_stats_get_rsp_dump *r,
 	STAT(zcopy_backoff, ZCOPY_BACKOFF);
 	STAT(metamap_uaccess_fills, METAMAP_UACCESS_FILLS);
 	STAT(used_entries, USED_ENTRIES);
+	STAT(zcopy_in_order, ZCOPY_IN_ORDER);
 }
 
 int adm_stats(struct ynl_sock *ys, uint32_t id, bool all, bool per_queue,
@@ -186,6 +187,16 @@ int adm_stats(struct ynl_sock *ys, uint32_t id, bool all, bool per_queue,
 			adm_stats_from(r, &out[n++]);
 	vhost_stats_get_rsp_list_free(l);
 	return n;
+}
+
+uint64_t adm_zcopy_outcomes(const struct adm_stats *s)
+{
+	return s->v[VHOST_A_STATS_ZCOPY_SENT] +
+	       s->v[VHOST_A_STATS_ZCOPY_FALLBACK] +
+	       s->v[VHOST_A_STATS_ZCOPY_COPIED] +
+	       s->v[VHOST_A_STATS_ZCOPY_HOL_STALLS] +
+	       s->v[VHOST_A_STATS_ZCOPY_BACKOFF] +
+	       s->v[VHOST_A_STATS_ZCOPY_IN_ORDER];
 }
 
 int adm_stats_dev(struct ynl_sock *ys, uint32_t id, struct adm_stats *dev,

@@ -61,6 +61,11 @@ int adm_stats(struct ynl_sock *ys, uint32_t id, bool all, bool per_queue,
 /* A device's totals and its two queues' counters (rx, tx). */
 int adm_stats_dev(struct ynl_sock *ys, uint32_t id, struct adm_stats *dev,
 		  struct adm_stats *rxq, struct adm_stats *txq);
+/*
+ * The zero-copy outcomes of TX packets in s: with zero-copy on and nothing
+ * in flight, tx-packets equals this sum (the spec's tx-packets identity).
+ */
+uint64_t adm_zcopy_outcomes(const struct adm_stats *s);
 /* The spec's name of counter attr ("tx-packets"), or NULL. */
 const char *adm_stat_name(int attr);
 #define ADM_FIRST_COUNTER VHOST_A_STATS_RX_PACKETS

@@ -1,11 +1,15 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * The vhost admin plane across network and user namespaces: a device
- * belongs to the namespace its owner was in at VHOST_SET_OWNER; the
- * "vhost" family, its notifications and /sys/class/vhost show each
- * namespace its own devices only; changing a device, reading its owner and
- * backend and joining the monitor group need CAP_NET_ADMIN over the user
- * namespace that owns its network namespace.
+ * belongs for its whole life to the network namespace of the process that
+ * opened /dev/vhost-net, whoever its owner is; ids are numbered per
+ * namespace; the "vhost" family, its notifications and /sys/class/vhost
+ * show each namespace its own devices only.  Changing a device, reading
+ * its owner and backend and joining the monitor group need CAP_NET_ADMIN
+ * over the user namespace that owns its network namespace; the
+ * administrators of a namespace owned by another user namespace than the
+ * initial one (tenants) change only what the host's policy for that
+ * namespace grants (policy-set, sent by the host from inside it).
  *
  * Children in other namespaces are forked processes; they report the first
  * check that failed (CHILD_CHECK) and exit 1.  Parent and child take turns
@@ -97,6 +101,25 @@ static bool ntf_about(struct ynl_sock *mon, uint32_t id, int cmd)
 	return false;
 }
 
+/* The notifications about device id of the next QUIET_MS: 1 << cmd each. */
+static unsigned int ntf_cmds(struct ynl_sock *mon, uint32_t id)
+{
+	struct adm_ntf ntf[32];
+	int n = adm_ntf_drain(mon, QUIET_MS, ntf, 32), i;
+	unsigned int cmds = 0;
+
+	for (i = 0; i < n && i < 32; i++)
+		if (ntf[i].dev.id == id)
+			cmds |= 1u << ntf[i].cmd;
+	return cmds;
+}
+
+/* How many notifications, about any device, came in the next QUIET_MS. */
+static int ntf_count(struct ynl_sock *mon)
+{
+	return adm_ntf_drain(mon, QUIET_MS, NULL, 0);
+}
+
 /* Wait up to 2 s for notification cmd about device id. */
 static bool ntf_wait(struct ynl_sock *mon, uint32_t id, int cmd)
 {
@@ -142,8 +165,11 @@ static bool dumps_only(struct ynl_sock *ys, uint32_t id)
 	return true;
 }
 
-/* Every request about device id fails with ENODEV. */
-static bool invisible(struct ynl_sock *ys, uint32_t id)
+/*
+ * Every request about device id fails with ENODEV; a dev-set with
+ * set_err (a tenant's ungranted dev-set is refused before any lookup).
+ */
+static bool invisible(struct ynl_sock *ys, uint32_t id, int set_err)
 {
 	struct vhost_queue_get_req *qr = vhost_queue_get_req_alloc();
 	struct vhost_dev_get_rsp *d;
@@ -156,7 +182,7 @@ static bool invisible(struct ynl_sock *ys, uint32_t id)
 	snprintf(name, sizeof(name), "vhost%u", id);
 	d = adm_get_name(ys, name);
 	ok &= !d && adm_err(ys) == -ENODEV;
-	ok &= adm_set(ys, id, ADM_TUN(3, -1, -1, -1)) == -ENODEV;
+	ok &= adm_set(ys, id, ADM_TUN(3, -1, -1, -1)) == set_err;
 	vhost_queue_get_req_set_dev_id(qr, id);
 	vhost_queue_get_req_set_index(qr, 0);
 	ok &= !vhost_queue_get(ys, qr) && adm_err(ys) == -ENODEV;
@@ -164,6 +190,78 @@ static bool invisible(struct ynl_sock *ys, uint32_t id)
 	ok &= adm_stats(ys, id, false, false, &st, 1) == -ENODEV;
 	ok &= !adm_dump_has(ys, id);
 	return ok;
+}
+
+/* The error message of the last request is exactly text. */
+static bool msg_is(struct ynl_sock *ys, const char *text)
+{
+	char quoted[256];
+
+	/* the library prints the kernel's extack between quotes */
+	snprintf(quoted, sizeof(quoted), "'%s'", text);
+	if (adm_msg_has(ys, quoted))
+		return true;
+	fprintf(stderr, "# wanted \"%s\", got \"%s\"\n", text, ys->err.msg);
+	return false;
+}
+
+#define NOT_GRANTED " not granted to this network namespace by the host's vhost policy"
+#define ABOVE_BOUND ", the bound of the host's vhost policy here"
+#define NO_POLICY "this network namespace is administered from the initial user namespace: no vhost policy applies"
+
+/* policy-get: 0, or -errno. */
+static int policy_get(struct ynl_sock *ys, uint64_t *grants, uint32_t *max,
+		      uint32_t *tenant)
+{
+	struct vhost_policy_get_rsp *p = vhost_policy_get(ys);
+
+	if (!p)
+		return adm_err(ys) ?: -EIO;
+	if (!p->_present.grants || !p->_present.busypoll_us_max ||
+	    !p->_present.tenant) {
+		vhost_policy_get_rsp_free(p);
+		return -EPROTO;
+	}
+	*grants = p->grants;
+	*max = p->busypoll_us_max;
+	*tenant = p->tenant;
+	vhost_policy_get_rsp_free(p);
+	return 0;
+}
+
+/* Whether policy-get says grants, max and tenant. */
+static bool policy_is(struct ynl_sock *ys, uint64_t grants, uint32_t max,
+		      uint32_t tenant)
+{
+	uint64_t g;
+	uint32_t m, t;
+	int r = policy_get(ys, &g, &m, &t);
+
+	if (r) {
+		fprintf(stderr, "# policy-get: %s\n", strerror(-r));
+		return false;
+	}
+	if (g == grants && m == max && t == tenant)
+		return true;
+	fprintf(stderr, "# policy: grants %#llx max %u tenant %u, wanted %#llx %u %u\n",
+		(unsigned long long)g, m, t, (unsigned long long)grants, max,
+		tenant);
+	return false;
+}
+
+/* policy-set; -1 leaves an attribute out.  0 or -errno. */
+static int policy_set(struct ynl_sock *ys, int64_t grants, int64_t max)
+{
+	struct vhost_policy_set_req *req = vhost_policy_set_req_alloc();
+	int r;
+
+	if (grants >= 0)
+		vhost_policy_set_req_set_grants(req, grants);
+	if (max >= 0)
+		vhost_policy_set_req_set_busypoll_us_max(req, max);
+	r = vhost_policy_set(ys, req) ? adm_err(ys) ?: -EIO : 0;
+	vhost_policy_set_req_free(req);
+	return r;
 }
 
 static int dev_open(struct vnet *n, int *id)
@@ -201,6 +299,37 @@ static bool sysfs_has_id(uint32_t id)
 	return sysfs_has(name);
 }
 
+/* A tunable or owner_pid of device id, from this mount's sysfs; -1 if none. */
+static int64_t sysfs_of(uint32_t id, const char *file)
+{
+	char name[IFNAMSIZ];
+	uint64_t v;
+
+	snprintf(name, sizeof(name), "vhost%u", id);
+	return sysfs_u64(name, file, &v) ? -1 : (int64_t)v;
+}
+
+/* The names in /sys/class/vhost, as one string "vhost1 vhost7 ". */
+static void sysfs_list(char *out, size_t len)
+{
+	DIR *d = opendir("/sys/class/vhost");
+	struct dirent *e;
+	size_t n = 0;
+
+	out[0] = 0;
+	while (d && (e = readdir(d)))
+		if (e->d_name[0] != '.' && n < len)
+			n += snprintf(out + n, len - n, "%s ", e->d_name);
+	if (d)
+		closedir(d);
+}
+
+/* A sysfs of this process's network namespace at /sys (its own mounts). */
+static void sysfs_mount_own(void)
+{
+	CHILD_CHECK(!mount("sysfs", "/sys", "sysfs", 0, NULL));
+}
+
 FIXTURE(ns) {
 	struct ynl_sock *ys;
 	struct turns t;
@@ -210,12 +339,22 @@ FIXTURE(ns) {
 
 FIXTURE_SETUP(ns)
 {
+	int fd;
+
 	self->ys = adm_open();
 	/* The family is the feature under test: without it, a failure. */
 	ASSERT_NE(NULL, self->ys)
 		TH_LOG("no vhost generic netlink family (the vhost_admin module)");
 	ASSERT_EQ(0, turns_init(&self->t));
+	/*
+	 * Ids are cyclic: after this one, a's is not 0, the first id of
+	 * every new namespace, which the children's devices have.
+	 */
+	fd = open("/dev/vhost-net", O_RDWR);
+	ASSERT_LE(0, fd);
+	close(fd);
 	ASSERT_EQ(0, dev_open(&self->a, &self->a_id));
+	ASSERT_NE(0, self->a_id);
 }
 
 FIXTURE_TEARDOWN(ns)
@@ -238,12 +377,16 @@ static void two_ns_child(FIXTURE_DATA(ns) *self)
 	mon = adm_monitor(&err);
 	CHILD_CHECK(mon);
 	CHILD_CHECK(!dev_open(&b, &id));
+	/* a new namespace numbers its devices from 0 */
+	CHILD_CHECK(id == 0);
 	/* its add-ntf and changes came here */
 	CHILD_CHECK(ntf_about(mon, id, VHOST_CMD_DEV_ADD_NTF));
 	CHILD_CHECK(!TO_PARENT(&self->t, id));
 
 	CHILD_CHECK(dumps_only(ys, id));
-	CHILD_CHECK(invisible(ys, self->a_id));
+	CHILD_CHECK(invisible(ys, self->a_id, -ENODEV));
+	/* the host's administrators: no policy binds them here */
+	CHILD_CHECK(policy_is(ys, 0, 0, 0));
 	CHILD_CHECK(!adm_set(ys, id, ADM_TUN(5, 1, -1, -1)));
 	CHILD_CHECK(ntf_about(mon, id, VHOST_CMD_DEV_CHANGE_NTF));
 	/* the parent changes its device: nothing here */
@@ -297,7 +440,7 @@ TEST_F(ns, two_namespaces_see_only_their_own)
 	turns_parent(&self->t);
 	b_id = FROM_CHILD(&self->t);
 	ASSERT_LE(0, b_id);
-	EXPECT_TRUE(invisible(self->ys, b_id));
+	EXPECT_TRUE(invisible(self->ys, b_id, -ENODEV));
 	EXPECT_TRUE(adm_dump_has(self->ys, self->a_id));
 	/* nothing heard here of its opening, owner, backend, change */
 	ASSERT_EQ(0, FROM_CHILD(&self->t));
@@ -312,14 +455,123 @@ TEST_F(ns, two_namespaces_see_only_their_own)
 }
 
 /*
- * A device opened here and given an owner in another namespace moves
- * there: it leaves this namespace (dev-del-ntf, gone from dumps and from
- * this sysfs) and enters the other (dev-add-ntf there).
+ * /dev/net/tun and /dev/vhost-net are 0600 without udev: give this process
+ * a private mount namespace where they are nodes anyone may open.
  */
-TEST_F(ns, set_owner_from_another_netns_moves_the_device)
+static void nodes_for_everyone(void)
+{
+	static const struct {
+		const char *path, *sysfs;
+		unsigned int major, minor;	/* if sysfs cannot say */
+	} nodes[] = {
+		{ "/dev/net/tun", "/sys/class/misc/tun/dev", 10, 200 },
+		{ "/dev/vhost-net", "/sys/class/misc/vhost-net/dev", 10, 238 },
+	};
+	char node[64];
+
+	CHILD_CHECK(!unshare(CLONE_NEWNS));
+	CHILD_CHECK(!mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL));
+	for (unsigned int i = 0; i < ARRAY_SIZE(nodes); i++) {
+		unsigned int major = nodes[i].major, minor = nodes[i].minor;
+		FILE *f = fopen(nodes[i].sysfs, "r");
+
+		if (f) {
+			CHILD_CHECK(fscanf(f, "%u:%u", &major, &minor) == 2);
+			fclose(f);
+		}
+		snprintf(node, sizeof(node), "/tmp/vhost-admin-node%u.%d", i,
+			 getpid());
+		CHILD_CHECK(!mknod(node, S_IFCHR | 0600, makedev(major, minor)));
+		CHILD_CHECK(!chmod(node, 0666));
+		CHILD_CHECK(!mount(node, nodes[i].path, NULL, MS_BIND, NULL));
+		unlink(node);
+	}
+}
+
+/*
+ * Become uid 0 of a new user namespace (and of the namespaces of flags,
+ * which it then owns), mapped to the unprivileged uid 65534.  With a
+ * network namespace of its own, /dev/net/tun and /dev/vhost-net are nodes
+ * it may open.
+ */
+static void enter_userns(int flags)
+{
+	char map[32];
+	int fd;
+
+	if (flags & CLONE_NEWNET)
+		nodes_for_everyone();
+	CHILD_CHECK(!setgroups(0, NULL));
+	CHILD_CHECK(!setgid(65534) && !setuid(65534));
+	/* its /proc/self files are its own again (setuid() made them root's) */
+	CHILD_CHECK(!prctl(PR_SET_DUMPABLE, 1, 0, 0, 0));
+	CHILD_CHECK(!unshare(CLONE_NEWUSER | flags));
+	fd = open("/proc/self/setgroups", O_WRONLY);
+	CHILD_CHECK(fd >= 0 && write(fd, "deny", 4) == 4);
+	close(fd);
+	snprintf(map, sizeof(map), "0 65534 1");
+	fd = open("/proc/self/uid_map", O_WRONLY);
+	CHILD_CHECK(fd >= 0 && write(fd, map, strlen(map)) == (ssize_t)strlen(map));
+	close(fd);
+	fd = open("/proc/self/gid_map", O_WRONLY);
+	CHILD_CHECK(fd >= 0 && write(fd, map, strlen(map)) == (ssize_t)strlen(map));
+	close(fd);
+}
+
+/*
+ * The child of set_owner_from_another_netns: in a new network namespace
+ * (as a tenant: in a new user namespace too, with no capability over the
+ * device's), it makes itself the owner of the parent's device fd.  Its
+ * namespace neither lists the device nor hears of it.
+ */
+static void set_owner_child(FIXTURE_DATA(ns) *self, int fd, bool tenant)
+{
+	struct ynl_sock *ys, *mon;
+	char list[256];
+	uint32_t ids[4];
+	int err;
+
+	if (tenant) {
+		enter_userns(CLONE_NEWNET | CLONE_NEWNS);
+	} else {
+		CHILD_CHECK(!unshare(CLONE_NEWNET | CLONE_NEWNS));
+		CHILD_CHECK(!mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL));
+	}
+	sysfs_mount_own();
+	ys = adm_open();
+	mon = adm_monitor(&err);
+	if (!mon)
+		fprintf(stderr, "# monitor: %s\n", strerror(-err));
+	CHILD_CHECK(ys && mon);
+	CHILD_CHECK(adm_dump_ids(ys, ids, 4) == 0);
+	CHILD_CHECK(!ioctl(fd, VHOST_SET_OWNER, NULL));
+	CHILD_CHECK(adm_dump_ids(ys, ids, 4) == 0);
+	CHILD_CHECK(ntf_count(mon) == 0);
+	sysfs_list(list, sizeof(list));
+	if (list[0])
+		fprintf(stderr, "# child's /sys/class/vhost: %s\n", list);
+	CHILD_CHECK(!list[0]);
+	CHILD_CHECK(!TO_PARENT(&self->t, 0));
+	/* the parent changed the device meanwhile: nothing here either */
+	CHILD_CHECK(FROM_PARENT(&self->t) == 0);
+	CHILD_CHECK(ntf_count(mon) == 0);
+	CHILD_CHECK(adm_dump_ids(ys, ids, 4) == 0);
+	ynl_sock_destroy(mon);
+	ynl_sock_destroy(ys);
+}
+
+/*
+ * A device opened here and given an owner in another namespace stays
+ * here: still listed, in this sysfs, its monitor hears of the new owner
+ * (a dev-change-ntf) and of no removal; the other namespace never sees it.
+ * Once the owner exited, its pid is no longer reported.
+ */
+static void set_owner_from_another_netns(struct __test_metadata *_metadata,
+					 FIXTURE_DATA(ns) *self, bool tenant)
 {
 	struct vhost_dev_get_rsp *d;
 	struct ynl_sock *mon;
+	unsigned int cmds;
 	int fd, err;
 	int64_t id;
 	pid_t pid;
@@ -341,73 +593,95 @@ TEST_F(ns, set_owner_from_another_netns_moves_the_device)
 	pid = fork();
 	ASSERT_GE(pid, 0);
 	if (!pid) {
-		struct ynl_sock *ys, *cmon;
-
 		turns_child(&self->t);
-		CHILD_CHECK(!unshare(CLONE_NEWNET));
-		ys = adm_open();
-		cmon = adm_monitor(&err);
-		CHILD_CHECK(ys && cmon);
-		CHILD_CHECK(!adm_dump_has(ys, id));
-		CHILD_CHECK(!ioctl(fd, VHOST_SET_OWNER, NULL));
-		CHILD_CHECK(ntf_wait(cmon, id, VHOST_CMD_DEV_ADD_NTF));
-		d = adm_get(ys, id);
-		CHILD_CHECK(d && d->owner_pid == (uint32_t)getpid());
-		vhost_dev_get_rsp_free(d);
-		CHILD_CHECK(dumps_only(ys, id));
-		CHILD_CHECK(!TO_PARENT(&self->t, 0));
-		CHILD_CHECK(FROM_PARENT(&self->t) == 0);
-		/* the last reference: the device goes here, where it is */
-		close(fd);
-		CHILD_CHECK(ntf_wait(cmon, id, VHOST_CMD_DEV_DEL_NTF));
+		set_owner_child(self, fd, tenant);
 		_exit(0);
 	}
 	turns_parent(&self->t);
 	ASSERT_EQ(0, FROM_CHILD(&self->t));
-	EXPECT_TRUE(ntf_wait(mon, id, VHOST_CMD_DEV_DEL_NTF));
-	EXPECT_TRUE(invisible(self->ys, id));
-	EXPECT_FALSE(sysfs_has_id(id));
-	close(fd);
+	cmds = ntf_cmds(mon, id);
+	EXPECT_EQ(1u << VHOST_CMD_DEV_CHANGE_NTF, cmds)
+		TH_LOG("notifications 0x%x", cmds);
+	EXPECT_TRUE(adm_dump_has(self->ys, id));
+	EXPECT_TRUE(sysfs_has_id(id));
+	d = adm_get(self->ys, id);
+	ASSERT_NE(NULL, d) TH_LOG("%s", self->ys->err.msg);
+	EXPECT_EQ((uint32_t)pid, d->owner_pid);
+	vhost_dev_get_rsp_free(d);
+	EXPECT_EQ(pid, sysfs_of(id, "owner_pid"));
+	/* still this namespace's to change */
+	EXPECT_EQ(0, adm_set(self->ys, id, ADM_TUN(7, -1, -1, -1)));
+	EXPECT_TRUE(ntf_about(mon, id, VHOST_CMD_DEV_CHANGE_NTF));
 	ASSERT_EQ(0, TO_CHILD(&self->t, 0));
 	EXPECT_EQ(0, wait_child(pid));
-	EXPECT_FALSE(ntf_about(mon, id, -1));
+
+	/* the owner is gone (reaped), the device is not */
+	d = adm_get(self->ys, id);
+	ASSERT_NE(NULL, d);
+	EXPECT_EQ(0, d->owner_pid);
+	EXPECT_EQ(7, d->admin_busypoll_us);
+	vhost_dev_get_rsp_free(d);
+	EXPECT_EQ(0, sysfs_of(id, "owner_pid"));
+	close(fd);
+	EXPECT_TRUE(ntf_wait(mon, id, VHOST_CMD_DEV_DEL_NTF));
+	EXPECT_TRUE(invisible(self->ys, id, -ENODEV));
+	EXPECT_FALSE(sysfs_has_id(id));
 	ynl_sock_destroy(mon);
 }
 
+TEST_F(ns, set_owner_from_another_netns_keeps_the_device)
+{
+	set_owner_from_another_netns(_metadata, self, false);
+}
+
+TEST_F(ns, set_owner_from_a_tenant_netns_keeps_the_device)
+{
+	set_owner_from_another_netns(_metadata, self, true);
+}
+
 /*
- * A device owned here whose TAP is in another namespace reports the
- * backend with that namespace's id; it is not selected by a backend
- * interface of this namespace.
+ * A device of this namespace whose TAP is in another namespace (its owner
+ * set it up there) reports the backend with that namespace's id; it is not
+ * selected by a backend interface of this namespace, and the other
+ * namespace hears nothing of it.
  */
 TEST_F(ns, backend_in_another_netns_has_its_netnsid)
 {
+	struct vnet_opts o = { .ring_num = 64, .event_idx = true };
+	struct ynl_sock *mon_b, *ys_b, *mon;
 	struct vhost_dev_get_req *req;
 	struct vhost_dev_get_rsp *d;
-	struct ynl_sock *mon_b, *mon;
-	int initns, err, id;
+	char why[VNET_WHY_LEN];
+	int initns, err, fd;
 	unsigned int ifindex;
+	uint32_t ids[4];
 	struct vnet b;
+	int64_t id;
 
 	initns = open("/proc/self/ns/net", O_RDONLY);
 	ASSERT_LE(0, initns);
 	mon = adm_monitor(&err);
 	ASSERT_NE(NULL, mon);
+	fd = open("/dev/vhost-net", O_RDWR | O_CLOEXEC);
+	ASSERT_LE(0, fd);
+	id = vhost_fd_id(fd);
+	ASSERT_LE(0, id);
+	EXPECT_TRUE(ntf_wait(mon, id, VHOST_CMD_DEV_ADD_NTF));
+
+	/* TAP, wire and owner in another namespace */
 	ASSERT_EQ(0, unshare(CLONE_NEWNET));
+	ys_b = adm_open();
 	mon_b = adm_monitor(&err);
+	ASSERT_NE(NULL, ys_b);
 	ASSERT_NE(NULL, mon_b);
-	ASSERT_EQ(0, dev_open(&b, &id));
+	ASSERT_EQ(0, vnet_open_fd(&b, &o, fd));
+	vnet_rx_fill(&b);
 	ifindex = if_nametoindex(b.ifname);
 	ASSERT_NE(0, ifindex);
-	EXPECT_TRUE(ntf_about(mon_b, id, VHOST_CMD_DEV_ADD_NTF));
-	EXPECT_FALSE(ntf_about(mon, id, -1));
-
-	/* owner again, from the initial namespace: the device moves */
+	EXPECT_EQ(0, adm_dump_ids(ys_b, ids, 4));
+	EXPECT_EQ(0, ntf_count(mon_b));
 	ASSERT_EQ(0, setns(initns, CLONE_NEWNET));
-	ASSERT_EQ(0, vnet_reset_owner(&b));
-	ASSERT_EQ(0, vnet_setup(&b));
-	vnet_rx_fill(&b);
-	EXPECT_TRUE(ntf_about(mon_b, id, VHOST_CMD_DEV_DEL_NTF));
-	EXPECT_TRUE(ntf_wait(mon, id, VHOST_CMD_DEV_ADD_NTF));
+	EXPECT_EQ(1u << VHOST_CMD_DEV_CHANGE_NTF, ntf_cmds(mon, id));
 
 	d = adm_get(self->ys, id);
 	ASSERT_NE(NULL, d) TH_LOG("%s", self->ys->err.msg);
@@ -441,33 +715,15 @@ TEST_F(ns, backend_in_another_netns_has_its_netnsid)
 		vhost_dev_get_rsp_free(d);
 	vhost_dev_get_req_free(req);
 
-	/* it still moves packets */
-	{
-		char why[VNET_WHY_LEN];
-
-		EXPECT_EQ(0, vnet_check_mix(&b, 20, true, 1, why))
-			TH_LOG("%s", why);
-	}
+	/* it moves packets */
+	EXPECT_EQ(0, vnet_check_mix(&b, 20, true, 1, why)) TH_LOG("%s", why);
 	vnet_close(&b);
 	EXPECT_TRUE(ntf_wait(mon, id, VHOST_CMD_DEV_DEL_NTF));
+	EXPECT_EQ(0, ntf_count(mon_b));
 	ynl_sock_destroy(mon);
 	ynl_sock_destroy(mon_b);
+	ynl_sock_destroy(ys_b);
 	close(initns);
-}
-
-/* The names in /sys/class/vhost, as one string "vhost1 vhost7 ". */
-static void sysfs_list(char *out, size_t len)
-{
-	DIR *d = opendir("/sys/class/vhost");
-	struct dirent *e;
-	size_t n = 0;
-
-	out[0] = 0;
-	while (d && (e = readdir(d)))
-		if (e->d_name[0] != '.' && n < len)
-			n += snprintf(out + n, len - n, "%s ", e->d_name);
-	if (d)
-		closedir(d);
 }
 
 /* A sysfs mounted in a namespace shows the devices of that namespace. */
@@ -489,10 +745,11 @@ TEST_F(ns, sysfs_shows_the_devices_of_its_namespace)
 		CHILD_CHECK(!unshare(CLONE_NEWNET | CLONE_NEWNS));
 		CHILD_CHECK(!mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL));
 		CHILD_CHECK(!dev_open(&b, &id));
+		CHILD_CHECK(id == 0);
 		/* the initial namespace's sysfs, still mounted here */
 		CHILD_CHECK(sysfs_has_id(self->a_id));
 		CHILD_CHECK(!sysfs_has_id(id));
-		CHILD_CHECK(!mount("sysfs", "/sys", "sysfs", 0, NULL));
+		sysfs_mount_own();
 		sysfs_list(list, sizeof(list));
 		snprintf(want, sizeof(want), "vhost%d ", id);
 		if (strcmp(list, want))
@@ -521,144 +778,417 @@ TEST_F(ns, sysfs_shows_the_devices_of_its_namespace)
 }
 
 /*
- * /dev/net/tun is 0600 without udev: give this process a private mount
- * namespace where it is a node anyone may open.
+ * Devices opened in two namespaces, alternately: each namespace numbers
+ * its own, consecutively (a new one from 0), whatever the other does, and
+ * cyclically (a closed device's id is not given again at once).  Both
+ * namespaces have a vhost0 or vhost1 of their own, each seeing its own.
  */
-static void tun_for_everyone(void)
+TEST_F(ns, ids_are_numbered_per_namespace)
 {
-	char node[64];
+	int initns, otherns, fa[2], fb[3], i;
+	int64_t a[2], b[3];
+	struct ynl_sock *ys_b;
+	uint32_t ids[8];
 
-	snprintf(node, sizeof(node), "/tmp/vhost-admin-tun.%d", getpid());
-	CHILD_CHECK(!unshare(CLONE_NEWNS));
-	CHILD_CHECK(!mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL));
-	CHILD_CHECK(!mknod(node, S_IFCHR | 0600, makedev(10, 200)));
-	CHILD_CHECK(!chmod(node, 0666));
-	CHILD_CHECK(!mount(node, "/dev/net/tun", NULL, MS_BIND, NULL));
-	unlink(node);
+	initns = open("/proc/self/ns/net", O_RDONLY);
+	ASSERT_LE(0, initns);
+	ASSERT_EQ(0, unshare(CLONE_NEWNET));
+	otherns = open("/proc/self/ns/net", O_RDONLY);
+	ASSERT_LE(0, otherns);
+	ys_b = adm_open();
+	ASSERT_NE(NULL, ys_b);
+	for (i = 0; i < 2; i++) {
+		ASSERT_EQ(0, setns(otherns, CLONE_NEWNET));
+		fb[i] = open("/dev/vhost-net", O_RDWR);
+		ASSERT_LE(0, fb[i]);
+		b[i] = vhost_fd_id(fb[i]);
+		ASSERT_EQ(0, setns(initns, CLONE_NEWNET));
+		fa[i] = open("/dev/vhost-net", O_RDWR);
+		ASSERT_LE(0, fa[i]);
+		a[i] = vhost_fd_id(fa[i]);
+	}
+	TH_LOG("ids: initial namespace %lld %lld (its fixture's %d), other %lld %lld",
+	       (long long)a[0], (long long)a[1], self->a_id,
+	       (long long)b[0], (long long)b[1]);
+	EXPECT_EQ(0, b[0]);
+	EXPECT_EQ(1, b[1]);
+	EXPECT_EQ(self->a_id + 1, a[0]);
+	EXPECT_EQ(a[0] + 1, a[1]);
+	/* cyclic: not the closed device's id again */
+	close(fb[1]);
+	ASSERT_EQ(0, setns(otherns, CLONE_NEWNET));
+	fb[2] = open("/dev/vhost-net", O_RDWR);
+	ASSERT_LE(0, fb[2]);
+	b[2] = vhost_fd_id(fb[2]);
+	EXPECT_EQ(2, b[2]);
+	ASSERT_EQ(0, setns(initns, CLONE_NEWNET));
+
+	/* each namespace lists its own */
+	ASSERT_EQ(2, adm_dump_ids(ys_b, ids, 8));
+	EXPECT_EQ(0, ids[0]);
+	EXPECT_EQ(2, ids[1]);
+	ASSERT_EQ(3, adm_dump_ids(self->ys, ids, 8));
+	EXPECT_EQ(self->a_id, ids[0]);
+	EXPECT_EQ(a[0], ids[1]);
+	EXPECT_EQ(a[1], ids[2]);
+	close(fb[0]);
+	close(fb[2]);
+	close(fa[0]);
+	close(fa[1]);
+	ynl_sock_destroy(ys_b);
+	close(otherns);
+	close(initns);
 }
 
 /*
- * Become uid 0 of a new user namespace (and of the namespaces of flags,
- * which it then owns), mapped to the unprivileged uid 65534.
+ * The owner's pid is reported while the owner lives, 0 once it has exited
+ * (the number may belong to another process by then), while the device
+ * lives on in another process's hands.
  */
-static void enter_userns(int flags)
+TEST_F(ns, owner_pid_is_0_once_the_owner_exited)
 {
-	char map[32];
-	int fd;
-
-	if (flags & CLONE_NEWNET)
-		tun_for_everyone();
-	CHILD_CHECK(!setgroups(0, NULL));
-	CHILD_CHECK(!setgid(65534) && !setuid(65534));
-	/* its /proc/self files are its own again (setuid() made them root's) */
-	CHILD_CHECK(!prctl(PR_SET_DUMPABLE, 1, 0, 0, 0));
-	CHILD_CHECK(!unshare(CLONE_NEWUSER | flags));
-	fd = open("/proc/self/setgroups", O_WRONLY);
-	CHILD_CHECK(fd >= 0 && write(fd, "deny", 4) == 4);
-	close(fd);
-	snprintf(map, sizeof(map), "0 65534 1");
-	fd = open("/proc/self/uid_map", O_WRONLY);
-	CHILD_CHECK(fd >= 0 && write(fd, map, strlen(map)) == (ssize_t)strlen(map));
-	close(fd);
-	fd = open("/proc/self/gid_map", O_WRONLY);
-	CHILD_CHECK(fd >= 0 && write(fd, map, strlen(map)) == (ssize_t)strlen(map));
-	close(fd);
-}
-
-static void userns_child(FIXTURE_DATA(ns) *self, int fd, int64_t id)
-{
-	struct vnet_opts o = { .ring_num = 64, .event_idx = true };
-	struct adm_stats dev, rxq, txq;
 	struct vhost_dev_get_rsp *d;
-	struct ynl_sock *ys, *mon;
-	char why[VNET_WHY_LEN];
-	struct vnet b;
-	int err;
-
-	enter_userns(CLONE_NEWNET);
-	ys = adm_open();
-	CHILD_CHECK(ys);
-	/* it has CAP_NET_ADMIN over its own network namespace */
-	mon = adm_monitor(&err);
-	if (!mon)
-		fprintf(stderr, "# monitor: %s\n", strerror(-err));
-	CHILD_CHECK(mon);
-	/* the fd it was given, owned here: the device moves here */
-	err = vnet_open_fd(&b, &o, fd);
-	if (err)
-		fprintf(stderr, "# vnet_open_fd: %s\n", strerror(-err));
-	CHILD_CHECK(!err);
-	CHILD_CHECK(ntf_wait(mon, id, VHOST_CMD_DEV_ADD_NTF));
-	vnet_rx_fill(&b);
-	CHILD_CHECK(dumps_only(ys, id));
-	d = adm_get(ys, id);
-	CHILD_CHECK(d);
-	CHILD_CHECK(d->_present.owner_pid && d->owner_pid == (uint32_t)getpid());
-	CHILD_CHECK(d->_present.backend_ifname_len &&
-		    !strcmp(d->backend_ifname, b.ifname));
-	CHILD_CHECK(!d->_present.backend_netnsid);
-	vhost_dev_get_rsp_free(d);
-	CHILD_CHECK(!adm_set(ys, id, ADM_TUN(-1, 1, 1000, -1)));
-	CHILD_CHECK(ntf_about(mon, id, VHOST_CMD_DEV_CHANGE_NTF));
-	d = adm_get(ys, id);
-	CHILD_CHECK(d && d->zerocopy == 1 && d->zcopy_min_len == 1000);
-	vhost_dev_get_rsp_free(d);
-	/* its traffic, in its statistics */
-	err = vnet_check_mix(&b, 20, true, 1, why);
-	if (err)
-		fprintf(stderr, "# traffic: %s\n", why);
-	CHILD_CHECK(!err);
-	CHILD_CHECK(!adm_stats_dev(ys, id, &dev, &rxq, &txq));
-	CHILD_CHECK(dev.v[VHOST_A_STATS_TX_PACKETS] == 20);
-	CHILD_CHECK(dev.v[VHOST_A_STATS_RX_PACKETS] == 20);
-	/* nothing of the initial namespace */
-	CHILD_CHECK(invisible(ys, self->a_id));
-	CHILD_CHECK(!TO_PARENT(&self->t, 0));
-	CHILD_CHECK(FROM_PARENT(&self->t) == 0);
-	vnet_close(&b);
-	CHILD_CHECK(ntf_wait(mon, id, VHOST_CMD_DEV_DEL_NTF));
-}
-
-/*
- * An unprivileged user in a user namespace of its own, with a network
- * namespace of its own, owns a device (its fd handed over, as a VM
- * manager does): it sees, changes and monitors that device, and only it.
- */
-TEST_F(ns, userns_tenant_manages_its_own_devices)
-{
-	struct ynl_sock *mon;
-	int fd, err;
 	int64_t id;
 	pid_t pid;
+	int fd;
 
 	fd = open("/dev/vhost-net", O_RDWR);
 	ASSERT_LE(0, fd);
 	id = vhost_fd_id(fd);
 	ASSERT_LE(0, id);
-	mon = adm_monitor(&err);
-	ASSERT_NE(NULL, mon);
 	pid = fork();
 	ASSERT_GE(pid, 0);
 	if (!pid) {
 		turns_child(&self->t);
-		userns_child(self, fd, id);
+		CHILD_CHECK(!ioctl(fd, VHOST_SET_OWNER, NULL));
+		CHILD_CHECK(!TO_PARENT(&self->t, 0));
+		CHILD_CHECK(FROM_PARENT(&self->t) == 0);
 		_exit(0);
 	}
 	turns_parent(&self->t);
+	ASSERT_EQ(0, FROM_CHILD(&self->t));
+	d = adm_get(self->ys, id);
+	ASSERT_NE(NULL, d);
+	EXPECT_TRUE(!!d->_present.owner_pid);
+	EXPECT_EQ((uint32_t)pid, d->owner_pid);
+	vhost_dev_get_rsp_free(d);
+	EXPECT_EQ(pid, sysfs_of(id, "owner_pid"));
+	ASSERT_EQ(0, TO_CHILD(&self->t, 0));
+	ASSERT_EQ(0, wait_child(pid));
+
+	d = adm_get(self->ys, id);
+	ASSERT_NE(NULL, d);
+	EXPECT_TRUE(!!d->_present.owner_pid);
+	EXPECT_EQ(0, d->owner_pid);
+	vhost_dev_get_rsp_free(d);
+	EXPECT_EQ(0, sysfs_of(id, "owner_pid"));
+	/* an owner is still set: nobody else becomes one */
+	EXPECT_EQ(-1, ioctl(fd, VHOST_SET_OWNER, NULL));
+	EXPECT_EQ(EBUSY, errno);
 	close(fd);
-	EXPECT_EQ(0, FROM_CHILD(&self->t));
-	EXPECT_TRUE(ntf_wait(mon, id, VHOST_CMD_DEV_DEL_NTF));
-	EXPECT_TRUE(invisible(self->ys, id));
-	EXPECT_FALSE(sysfs_has_id(id));
+}
+
+/* Tunables of a device, as dev-get and this mount's sysfs report them. */
+struct tunables {
+	int64_t busypoll_us, zerocopy, zcopy_min_len, metamap;
+};
+
+static bool tunables_read(struct ynl_sock *ys, uint32_t id, struct tunables *t)
+{
+	struct vhost_dev_get_rsp *d = adm_get(ys, id);
+	bool ok;
+
+	if (!d)
+		return false;
+	t->busypoll_us = d->admin_busypoll_us;
+	t->zerocopy = d->zerocopy;
+	t->zcopy_min_len = d->zcopy_min_len;
+	t->metamap = d->metamap;
+	ok = d->_present.admin_busypoll_us && d->_present.zerocopy &&
+	     d->_present.zcopy_min_len && d->_present.metamap;
+	vhost_dev_get_rsp_free(d);
+	/* sysfs says the same */
+	ok &= sysfs_of(id, "admin_busypoll_us") == t->busypoll_us;
+	ok &= sysfs_of(id, "zerocopy") == t->zerocopy;
+	ok &= sysfs_of(id, "zcopy_min_len") == t->zcopy_min_len;
+	ok &= sysfs_of(id, "metamap") == t->metamap;
+	return ok;
+}
+
+static bool tunables_are(struct ynl_sock *ys, uint32_t id,
+			 const struct tunables *want)
+{
+	struct tunables t;
+
+	if (!tunables_read(ys, id, &t)) {
+		fprintf(stderr, "# device %u: tunables unreadable, or dev-get and sysfs differ\n",
+			id);
+		return false;
+	}
+	if (!memcmp(&t, want, sizeof(t)))
+		return true;
+	fprintf(stderr, "# device %u: busypoll %lld zerocopy %lld zcopy-min-len %lld metamap %lld, wanted %lld %lld %lld %lld\n",
+		id, (long long)t.busypoll_us, (long long)t.zerocopy,
+		(long long)t.zcopy_min_len, (long long)t.metamap,
+		(long long)want->busypoll_us, (long long)want->zerocopy,
+		(long long)want->zcopy_min_len, (long long)want->metamap);
+	return false;
+}
+
+/* A dev-set refused with EPERM and exactly message text. */
+static bool refused(struct ynl_sock *ys, uint32_t id, struct adm_tun t,
+		    const char *text)
+{
+	int r = adm_set(ys, id, t);
+
+	if (r != -EPERM) {
+		fprintf(stderr, "# dev-set: %s, wanted EPERM\n", strerror(-r));
+		return false;
+	}
+	return msg_is(ys, text);
+}
+
+/* The zero-copy outcomes of a device's TX queue, once none is pending. */
+static bool zcopy_outcomes(struct ynl_sock *ys, uint32_t id, uint64_t *sum)
+{
+	struct adm_stats dev, rxq, txq;
+
+	for (int i = 0; i < 100; i++) {
+		if (adm_stats_dev(ys, id, &dev, &rxq, &txq))
+			return false;
+		if (!txq.v[VHOST_A_STATS_ZCOPY_PENDING]) {
+			*sum = adm_zcopy_outcomes(&txq);
+			return true;
+		}
+		usleep(20000);
+	}
+	return false;
+}
+
+/* 20 frames of each direction, byte-exact. */
+static bool traffic_ok(struct vnet *n, uint32_t seq)
+{
+	char why[VNET_WHY_LEN];
+
+	if (!vnet_check_mix(n, 20, true, seq, why))
+		return true;
+	fprintf(stderr, "# traffic: %s\n", why);
+	return false;
+}
+
+#define GRANTED (VHOST_TUNABLE_ZEROCOPY | VHOST_TUNABLE_ADMIN_BUSYPOLL_US)
+#define BOUND 50
+
+/*
+ * The tenant of tenant_is_bound_by_the_host_policy: an unprivileged user,
+ * root of its own user namespace, with network and mount namespaces of its
+ * own (and its own sysfs there).
+ */
+static void tenant_child(FIXTURE_DATA(ns) *self)
+{
+	struct ynl_sock *ys, *mon;
+	struct tunables was, now;
+	char msg[160];
+	uint64_t zc0, zc1;
+	struct vnet b;
+	int other, id;
+
+	enter_userns(CLONE_NEWNET | CLONE_NEWNS);
+	sysfs_mount_own();
+	ys = adm_open();
+	CHILD_CHECK(ys);
+	/* it has CAP_NET_ADMIN over its own network namespace */
+	mon = adm_monitor(&other);
+	if (!mon)
+		fprintf(stderr, "# monitor: %s\n", strerror(-other));
+	CHILD_CHECK(mon);
+	/* until the host says otherwise, nothing */
+	CHILD_CHECK(policy_is(ys, 0, 0, 1));
+
+	/* its own device, opened, owned and run by itself */
+	CHILD_CHECK(!dev_open(&b, &id));
+	CHILD_CHECK(id == 0);
+	CHILD_CHECK(ntf_about(mon, id, VHOST_CMD_DEV_ADD_NTF));
+	CHILD_CHECK(dumps_only(ys, id));
+	CHILD_CHECK(sysfs_of(id, "owner_pid") == getpid());
+	CHILD_CHECK(traffic_ok(&b, 1));
+	/* nothing of the initial namespace (dev-set: refused first) */
+	CHILD_CHECK(invisible(ys, self->a_id, -EPERM));
+
+	/* every tunable refused, changing nothing */
+	CHILD_CHECK(tunables_read(ys, id, &was));
+	other = was.metamap == METAMAP_OFF ? METAMAP_MAP : METAMAP_OFF;
+	CHILD_CHECK(refused(ys, id, ADM_TUN(-1, 1, -1, -1),
+			    "zerocopy" NOT_GRANTED));
+	CHILD_CHECK(refused(ys, id, ADM_TUN(-1, -1, -1, other),
+			    "metamap" NOT_GRANTED));
+	CHILD_CHECK(refused(ys, id, ADM_TUN(-1, -1, 1000, -1),
+			    "zcopy-min-len" NOT_GRANTED));
+	CHILD_CHECK(refused(ys, id, ADM_TUN(10, -1, -1, -1),
+			    "admin-busypoll-us" NOT_GRANTED));
+	/* even to the value it has */
+	CHILD_CHECK(refused(ys, id, ADM_TUN(-1, was.zerocopy, -1, -1),
+			    "zerocopy" NOT_GRANTED));
+	CHILD_CHECK(adm_set(ys, id, ADM_TUN(0, 1, 512, other)) == -EPERM);
+	CHILD_CHECK(tunables_are(ys, id, &was));
+	CHILD_CHECK(!ntf_about(mon, id, VHOST_CMD_DEV_CHANGE_NTF));
+
+	/* the host grants zero-copy and busy polling up to BOUND us */
+	CHILD_CHECK(!TO_PARENT(&self->t, id));
+	CHILD_CHECK(FROM_PARENT(&self->t) == 0);
+	CHILD_CHECK(policy_is(ys, GRANTED, BOUND, 1));
+	/* and set a tunable it did not grant, as it may */
+	was.zcopy_min_len = 512;
+	CHILD_CHECK(tunables_are(ys, id, &was));
+
+	CHILD_CHECK(!adm_set(ys, id, ADM_TUN(-1, 1, -1, -1)));
+	CHILD_CHECK(ntf_about(mon, id, VHOST_CMD_DEV_CHANGE_NTF));
+	CHILD_CHECK(!adm_set(ys, id, ADM_TUN(BOUND, -1, -1, -1)));
+	CHILD_CHECK(!adm_set(ys, id, ADM_TUN(40, -1, -1, -1)));
+	now = was;
+	now.zerocopy = 1;
+	now.busypoll_us = 40;
+	CHILD_CHECK(tunables_are(ys, id, &now));
+	snprintf(msg, sizeof(msg), "admin-busypoll-us above %d" ABOVE_BOUND,
+		 BOUND);
+	CHILD_CHECK(refused(ys, id, ADM_TUN(100, -1, -1, -1), msg));
+	CHILD_CHECK(refused(ys, id, ADM_TUN(BOUND + 1, -1, -1, -1), msg));
+	CHILD_CHECK(refused(ys, id, ADM_TUN(-1, -1, -1, other),
+			    "metamap" NOT_GRANTED));
+	CHILD_CHECK(refused(ys, id, ADM_TUN(-1, -1, 1000, -1),
+			    "zcopy-min-len" NOT_GRANTED));
+	/* one ungranted attribute refuses the whole request */
+	CHILD_CHECK(refused(ys, id, ADM_TUN(30, 0, -1, other),
+			    "metamap" NOT_GRANTED));
+	CHILD_CHECK(adm_set(ys, id, ADM_TUN(30, 0, 1000, -1)) == -EPERM);
+	CHILD_CHECK(tunables_are(ys, id, &now));
+
+	/* traffic, with zero-copy on */
+	CHILD_CHECK(zcopy_outcomes(ys, id, &zc0));
+	CHILD_CHECK(traffic_ok(&b, 21));
+	CHILD_CHECK(zcopy_outcomes(ys, id, &zc1));
+	CHILD_CHECK(zc1 > zc0);
+	/* a granted busy-poll time passes the policy: no such device here */
+	CHILD_CHECK(invisible(ys, self->a_id, -ENODEV));
+	vnet_close(&b);
+	CHILD_CHECK(ntf_wait(mon, id, VHOST_CMD_DEV_DEL_NTF));
+	ynl_sock_destroy(mon);
+	ynl_sock_destroy(ys);
+}
+
+/*
+ * The host's administrator (real root, in the initial user namespace) in
+ * the network namespace of process pid, as ip -n does: sets its policy,
+ * and may set any tunable of its device id.
+ */
+static void host_in(pid_t pid, uint32_t id)
+{
+	struct ynl_sock *ys;
+	char path[64];
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/ns/net", pid);
+	fd = open(path, O_RDONLY);
+	CHILD_CHECK(fd >= 0);
+	CHILD_CHECK(!setns(fd, CLONE_NEWNET));
+	close(fd);
+	ys = adm_open();
+	CHILD_CHECK(ys);
+	CHILD_CHECK(policy_is(ys, 0, 0, 1));
+	CHILD_CHECK(policy_set(ys, -1, -1) == -EINVAL);
+	CHILD_CHECK(msg_is(ys, "no policy attribute to set"));
+	CHILD_CHECK(!policy_set(ys, GRANTED, BOUND));
+	CHILD_CHECK(policy_is(ys, GRANTED, BOUND, 1));
+	CHILD_CHECK(dumps_only(ys, id));
+	CHILD_CHECK(!adm_set(ys, id, ADM_TUN(-1, -1, 512, -1)));
+	ynl_sock_destroy(ys);
+}
+
+/*
+ * An unprivileged user in a user namespace of its own, with a network
+ * namespace of its own, opens, owns and runs a device; it may change none
+ * of its tunables (EPERM, the policy's message; nothing changes) until the
+ * host, entering that namespace, grants it zero-copy and busy polling up
+ * to a bound; then those, within the bound, and only those.  The policy
+ * is that namespace's: the initial one's has none.
+ */
+TEST_F(ns, tenant_is_bound_by_the_host_policy)
+{
+	pid_t pid, host;
+	int64_t id;
+
+	pid = fork();
+	ASSERT_GE(pid, 0);
+	if (!pid) {
+		turns_child(&self->t);
+		tenant_child(self);
+		_exit(0);
+	}
+	turns_parent(&self->t);
+	id = FROM_CHILD(&self->t);
+	ASSERT_LE(0, id);
+	host = fork();
+	ASSERT_GE(host, 0);
+	if (!host) {
+		host_in(pid, id);
+		_exit(0);
+	}
+	EXPECT_EQ(0, wait_child(host));
+	EXPECT_TRUE(policy_is(self->ys, 0, 0, 0));
 	ASSERT_EQ(0, TO_CHILD(&self->t, 0));
 	EXPECT_EQ(0, wait_child(pid));
-	ynl_sock_destroy(mon);
+}
+
+/* A tenant cannot set its namespace's policy: that is the host's. */
+TEST_F(ns, tenant_cannot_set_its_policy)
+{
+	pid_t pid;
+
+	pid = fork();
+	ASSERT_GE(pid, 0);
+	if (!pid) {
+		struct ynl_sock *ys;
+
+		enter_userns(CLONE_NEWNET);
+		ys = adm_open();
+		CHILD_CHECK(ys);
+		CHILD_CHECK(policy_set(ys, GRANTED, BOUND) == -EPERM);
+		CHILD_CHECK(policy_set(ys, -1, 1000) == -EPERM);
+		CHILD_CHECK(policy_is(ys, 0, 0, 1));
+		ynl_sock_destroy(ys);
+		_exit(0);
+	}
+	EXPECT_EQ(0, wait_child(pid));
+}
+
+/*
+ * No policy applies to a namespace the host made for itself (owned by the
+ * initial user namespace), nor to the initial one: policy-set is refused.
+ */
+TEST_F(ns, no_policy_in_a_namespace_of_the_host)
+{
+	struct ynl_sock *ys;
+
+	EXPECT_EQ(-EINVAL, policy_set(self->ys, GRANTED, BOUND));
+	EXPECT_TRUE(msg_is(self->ys, NO_POLICY));
+	EXPECT_TRUE(policy_is(self->ys, 0, 0, 0));
+
+	ASSERT_EQ(0, unshare(CLONE_NEWNET));
+	ys = adm_open();
+	ASSERT_NE(NULL, ys);
+	EXPECT_TRUE(policy_is(ys, 0, 0, 0));
+	EXPECT_EQ(-EINVAL, policy_set(ys, GRANTED, BOUND));
+	EXPECT_TRUE(msg_is(ys, NO_POLICY));
+	EXPECT_EQ(-EINVAL, policy_set(ys, -1, 10));
+	EXPECT_TRUE(msg_is(ys, NO_POLICY));
+	EXPECT_TRUE(policy_is(ys, 0, 0, 0));
+	ynl_sock_destroy(ys);
 }
 
 /*
  * Root of a user namespace that stays in the initial network namespace
  * has no capability over that namespace: no change, no owner or backend
- * in replies, no monitor.
+ * in replies, no monitor, no policy; it may read the policy.
  */
 TEST_F(ns, userns_root_has_no_power_over_the_initial_netns)
 {
@@ -676,7 +1206,6 @@ TEST_F(ns, userns_root_has_no_power_over_the_initial_netns)
 		CHILD_CHECK(ys);
 		CHILD_CHECK(adm_set(ys, self->a_id, ADM_TUN(10, -1, -1, -1)) ==
 			    -EPERM);
-		CHILD_CHECK(adm_msg_has(ys, "CAP_NET_ADMIN"));
 		d = adm_get(ys, self->a_id);
 		CHILD_CHECK(d && d->_present.zerocopy);
 		CHILD_CHECK(!d->_present.owner_pid);
@@ -684,6 +1213,8 @@ TEST_F(ns, userns_root_has_no_power_over_the_initial_netns)
 		CHILD_CHECK(!d->_present.backend_ifname_len);
 		vhost_dev_get_rsp_free(d);
 		CHILD_CHECK(!adm_monitor(&err) && err == -EPERM);
+		CHILD_CHECK(policy_is(ys, 0, 0, 0));
+		CHILD_CHECK(policy_set(ys, GRANTED, BOUND) == -EPERM);
 		_exit(0);
 	}
 	EXPECT_EQ(0, wait_child(pid));

@@ -2,10 +2,13 @@
 /*
  * The vhost admin plane under load: no lock is held across devices, so a
  * device whose worker is stalled (here on a userfaultfd page, holding its
- * queue's mutex) holds up nothing but itself; dumps of hundreds of devices,
+ * queue's mutex) holds up nothing but itself, and a dev-set that has to
+ * wait for that worker ends on SIGKILL; dumps of hundreds of devices,
  * which take several netlink messages, list every device that exists for
  * the whole dump exactly once, with all its queues, while other devices
- * come and go.
+ * come and go; hundreds of devices with zero-copy off cost no memory for
+ * zero-copy's bookkeeping, which a device gets when zero-copy is turned
+ * on, even mid-traffic.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -17,8 +20,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <linux/if_tun.h>
 #include <linux/userfaultfd.h>
 #include <linux/vhost.h>
+#include <net/if.h>
+#include <sys/eventfd.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
@@ -99,7 +105,7 @@ static struct lat lat[OP_MAX] = {
 	[OP_GET_STALLED] = { "dev-get of the stalled device" },
 	[OP_QUEUE_GET_STALLED] = { "queue-get of its stalled queue" },
 	[OP_SET_OTHER] = { "dev-set of another device" },
-	[OP_SET_STALLED] = { "dev-set of the stalled device" },
+	[OP_SET_STALLED] = { "dev-set of the stalled device, lock-free tunables" },
 	[OP_SYSFS_STALLED] = { "sysfs statistics of the stalled device" },
 	[OP_TAP_DEVICE] = { "a device with rings and a TAP, set up and closed",
 			    .bound_ms = STALL_BOUND_SETUP_MS },
@@ -221,75 +227,107 @@ static void *get_vring_base(void *arg)
 	return NULL;
 }
 
+/* The stalled device of stall_device(). */
+struct stall {
+	uint8_t *page;		/* where its TX buffer is */
+	uint8_t *staged;	/* what the page will hold */
+	int64_t id;
+	double at;		/* when the worker faulted */
+};
+
 /*
- * One device's TX worker faults on a userfaultfd page of a guest buffer
- * and waits there, holding the TX queue's mutex, for seconds.  Meanwhile
- * devices are opened, owned and closed, everything is dumped (the stalled
- * device too), other devices and the stalled one's own tunables are
- * changed, each within STALL_BOUND_MS.  Only what needs that queue's mutex
- * (a vring ioctl of the stalled device) waits, and completes once the page
- * is there.
+ * self->s, a device (zero-copy off) whose TX worker faults on a
+ * userfaultfd page of a guest buffer (a header and a 60-byte frame, seq
+ * 1) and waits there, holding the TX queue's mutex, until the page is put
+ * in place (resolve()).  Its wire socket is kept if wire.
  */
-TEST_F_TIMEOUT(scale, stalled_device_holds_up_no_other, 180)
+static void stall_device(struct __test_metadata *_metadata,
+			 FIXTURE_DATA(scale) *self, bool wire, struct stall *st)
 {
 	struct vnet_opts o = { .ring_num = 64, .event_idx = true };
 	struct uffdio_api api = { .api = UFFD_API };
 	struct uffdio_register reg = { .mode = UFFDIO_REGISTER_MODE_MISSING };
 	struct pollfd pfd = { .events = POLLIN };
-	struct adm_stats dev, rxq, txq;
-	struct resolver res = {};
-	struct prober probe = {};
-	struct vhost_dev_get_rsp *d;
 	struct uffd_msg msg;
-	uint8_t *page, *staged;
-	pthread_t th, res_th;
-	struct vnet other;
-	double stalled;
-	int64_t sid, oid, id;
-	int fd, i, rounds;
+	int fd, err;
 
 	/* CONFIG_USERFAULTFD is in the selftests' config */
 	fd = syscall(__NR_userfaultfd, O_CLOEXEC | O_NONBLOCK);
-	i = fd < 0 ? errno : 0;
-	ASSERT_LE(0, fd) TH_LOG("userfaultfd: %s", strerror(i));
+	err = fd < 0 ? errno : 0;
+	ASSERT_LE(0, fd) TH_LOG("userfaultfd: %s", strerror(err));
 	self->uffd = fd;
 	ASSERT_EQ(0, ioctl(self->uffd, UFFDIO_API, &api));
-	page = mmap(NULL, PAGE, PROT_READ | PROT_WRITE,
-		    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	ASSERT_NE(MAP_FAILED, page);
-	/* what the page will hold: the header and a frame */
-	staged = mmap(NULL, PAGE, PROT_READ | PROT_WRITE,
-		      MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	ASSERT_NE(MAP_FAILED, staged);
-	reg.range.start = (uintptr_t)page;
+	st->page = mmap(NULL, PAGE, PROT_READ | PROT_WRITE,
+			MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, st->page);
+	st->staged = mmap(NULL, PAGE, PROT_READ | PROT_WRITE,
+			  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, st->staged);
+	reg.range.start = (uintptr_t)st->page;
 	reg.range.len = PAGE;
 	ASSERT_EQ(0, ioctl(self->uffd, UFFDIO_REGISTER, &reg));
 
-	ASSERT_EQ(0, vnet_open(&self->s, &o));
+	fd = open("/dev/vhost-net", O_RDWR | O_CLOEXEC);
+	ASSERT_LE(0, fd);
+	st->id = vhost_fd_id(fd);
+	ASSERT_LE(0, st->id);
+	/* whatever the module's default (before an owner, as the host may) */
+	ASSERT_EQ(0, adm_set(self->ys, st->id, ADM_TUN(-1, 0, -1, -1)));
+	ASSERT_EQ(0, vnet_open_fd(&self->s, &o, fd));
 	self->s_open = true;
-	close(self->s.sock_fd);
-	self->s.sock_fd = -1;
-	sid = vhost_fd_id(self->s.vhost_fd);
-	ASSERT_LE(0, sid);
-	ASSERT_EQ(0, vnet_open(&other, &o));
-	oid = vhost_fd_id(other.vhost_fd);
-	ASSERT_LE(0, oid);
-	probe.fd = self->s.vhost_fd;
-	memset(staged, 0, self->s.hdr_len);
-	frame_fill(staged + self->s.hdr_len, 60, NULL, 1);
+	if (!wire) {
+		close(self->s.sock_fd);
+		self->s.sock_fd = -1;
+	}
+	memset(st->staged, 0, self->s.hdr_len);
+	frame_fill(st->staged + self->s.hdr_len, 60, NULL, 1);
 
 	/* A TX buffer (header and frame) in the page: the worker faults. */
-	ASSERT_EQ(0, vnet_tx_add_buf(&self->s, page, self->s.hdr_len + 60));
+	ASSERT_EQ(0, vnet_tx_add_buf(&self->s, st->page, self->s.hdr_len + 60));
 	vnet_kick(&self->s, VNET_TX);
 	pfd.fd = self->uffd;
 	ASSERT_EQ(1, poll(&pfd, 1, 10000)) TH_LOG("the worker did not fault");
 	ASSERT_EQ((ssize_t)sizeof(msg), read(self->uffd, &msg, sizeof(msg)));
 	ASSERT_EQ(UFFD_EVENT_PAGEFAULT, msg.event);
-	ASSERT_EQ((uintptr_t)page, msg.arg.pagefault.address & ~(PAGE - 1));
-	stalled = now_ms();
+	ASSERT_EQ((uintptr_t)st->page, msg.arg.pagefault.address & ~(PAGE - 1));
+	st->at = now_ms();
+}
+
+/*
+ * One device's TX worker faults on a userfaultfd page of a guest buffer
+ * and waits there, holding the TX queue's mutex, for seconds.  Meanwhile
+ * devices are opened, owned and closed, everything is dumped (the stalled
+ * device too), other devices are changed, and the stalled one's own
+ * tunables that need none of its locks (busy polling, zcopy-min-len),
+ * each within STALL_BOUND_MS.  Only what needs that queue's mutex (a
+ * vring ioctl of the stalled device) waits, and completes once the page
+ * is there.  (A dev-set that switches the map or zero-copy waits too:
+ * dev_set_waiting_for_a_stalled_worker_ends_on_sigkill.)
+ */
+TEST_F_TIMEOUT(scale, stalled_device_holds_up_no_other, 180)
+{
+	struct vnet_opts o = { .ring_num = 64, .event_idx = true };
+	struct adm_stats dev, rxq, txq;
+	struct resolver res = {};
+	struct prober probe = {};
+	struct vhost_dev_get_rsp *d;
+	pthread_t th, res_th;
+	struct stall st;
+	struct vnet other;
+	double stalled;
+	int64_t sid, oid, id;
+	int fd, i, rounds;
+
+	ASSERT_EQ(0, vnet_open(&other, &o));
+	oid = vhost_fd_id(other.vhost_fd);
+	ASSERT_LE(0, oid);
+	stall_device(_metadata, self, false, &st);
+	sid = st.id;
+	probe.fd = self->s.vhost_fd;
+	stalled = st.at;
 	res.uffd = self->uffd;
-	res.page = page;
-	res.staged = staged;
+	res.page = st.page;
+	res.staged = st.staged;
 	res.at = stalled + STALL_MS + STALL_TAIL_MS;
 	ASSERT_EQ(0, pthread_create(&res_th, NULL, resolve, &res));
 
@@ -318,7 +356,7 @@ TEST_F_TIMEOUT(scale, stalled_device_holds_up_no_other, 180)
 						   300 + rounds, -1))));
 		ASSERT_EQ(0, TIMED(OP_SET_STALLED,
 				   adm_set(self->ys, sid,
-					   ADM_TUN(rounds & 7, rounds & 1,
+					   ADM_TUN(rounds & 7, -1,
 						   300 + rounds, -1))));
 		ASSERT_TRUE(TIMED(OP_SYSFS_STALLED, sysfs_ok(sid)));
 		if (rounds % 4 == 0) {
@@ -362,7 +400,568 @@ TEST_F_TIMEOUT(scale, stalled_device_holds_up_no_other, 180)
 	ASSERT_EQ(0, adm_stats_dev(self->ys, sid, &dev, &rxq, &txq));
 	EXPECT_EQ(1, dev.v[VHOST_A_STATS_TX_PACKETS]);
 	vnet_close(&other);
-	munmap(staged, PAGE);
+	munmap(st.staged, PAGE);
+}
+
+/* How long a dev-set that waits for the stalled worker is watched waiting. */
+#define BLOCKED_MS 500
+/* How soon a dev-set killed while it waits must be gone. */
+#define KILLED_MS 1000
+
+/*
+ * dev-set t of device id in a child, which writes a byte to *ready before
+ * it sends the request and the result (0 or -errno) to *done after.
+ */
+static pid_t set_in_child(uint32_t id, struct adm_tun t, int *ready,
+			  int *done)
+{
+	int r[2], d[2];
+	pid_t pid;
+
+	if (pipe(r) || pipe(d))
+		return -1;
+	pid = fork();
+	if (pid) {
+		close(r[1]);
+		close(d[1]);
+		*ready = r[0];
+		*done = d[0];
+		return pid;
+	}
+	{
+		struct ynl_sock *ys = adm_open();
+		int err;
+
+		CHILD_CHECK(ys);
+		CHILD_CHECK(write(r[1], "", 1) == 1);
+		err = adm_set(ys, id, t);
+		CHILD_CHECK(write(d[1], &err, sizeof(err)) == sizeof(err));
+		_exit(0);
+	}
+}
+
+/* Whether fd has something to read within ms. */
+static bool readable(int fd, int ms)
+{
+	struct pollfd p = { .fd = fd, .events = POLLIN };
+
+	return poll(&p, 1, ms) == 1;
+}
+
+/* The state letter of process pid, as /proc/PID/stat has it, or '?'. */
+static char proc_state(pid_t pid)
+{
+	char path[64], buf[512], *p;
+	size_t n;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+	f = fopen(path, "r");
+	if (!f)
+		return '?';
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[n] = 0;
+	p = strrchr(buf, ')');
+	return p && p[1] == ' ' ? p[2] : '?';
+}
+
+/*
+ * Reap child pid within ms; its wait status, or -1 if it is still there
+ * (then killed and reaped all the same).
+ */
+static int reap_within(pid_t pid, int ms)
+{
+	double end = now_ms() + ms;
+	int status;
+
+	do {
+		if (waitpid(pid, &status, WNOHANG) == pid)
+			return status;
+		usleep(2000);
+	} while (now_ms() < end);
+	kill(pid, SIGKILL);
+	waitpid(pid, &status, 0);
+	return -1;
+}
+
+/*
+ * A dev-set that switches the metadata map, or turns zero-copy on, needs
+ * the queues of the device (its mutexes, which the datapath holds across
+ * each batch): on a device whose TX worker is stalled on a userfaultfd
+ * page, holding its queue's mutex, it waits, in the kernel (state D:
+ * TASK_KILLABLE); SIGKILL ends the wait at once, and the request changes
+ * nothing.  Meanwhile another device is
+ * changed and the stalled one read within STALL_BOUND_MS.  Once the page
+ * is there, the device sends the frame it held, takes both changes at
+ * once and carries traffic, byte-exact.
+ */
+TEST_F_TIMEOUT(scale, dev_set_waiting_for_a_stalled_worker_ends_on_sigkill, 90)
+{
+	struct vnet_opts o = { .ring_num = 64, .event_idx = true };
+	struct uffdio_copy copy = { .len = PAGE };
+	struct adm_stats dev, rxq, txq;
+	struct vhost_dev_get_rsp *d;
+	char why[VNET_WHY_LEN];
+	uint8_t frame[1514];
+	int64_t oid, map0, other;
+	struct stall st;
+	struct vnet n2;
+	int kind;
+
+	ASSERT_EQ(0, vnet_open(&n2, &o));
+	oid = vhost_fd_id(n2.vhost_fd);
+	ASSERT_LE(0, oid);
+	stall_device(_metadata, self, true, &st);
+	d = adm_get(self->ys, st.id);
+	ASSERT_NE(NULL, d);
+	map0 = d->metamap;
+	ASSERT_EQ(0, d->zerocopy);
+	vhost_dev_get_rsp_free(d);
+	other = map0 == METAMAP_OFF ? METAMAP_MAP : METAMAP_OFF;
+
+	for (kind = 0; kind < 2; kind++) {
+		struct adm_tun t = kind ? ADM_TUN(-1, 1, -1, -1) :
+					  ADM_TUN(-1, -1, -1, other);
+		const char *what = kind ? "zerocopy on" : "metamap switch";
+		int ready, done, status, err;
+		double t0;
+		pid_t pid;
+
+		pid = set_in_child(st.id, t, &ready, &done);
+		ASSERT_LT(0, pid);
+		ASSERT_TRUE(readable(ready, 5000)) TH_LOG("%s: no client", what);
+		/* it waits */
+		EXPECT_FALSE(readable(done, BLOCKED_MS))
+			TH_LOG("%s: dev-set ended while the worker was stalled",
+			       what);
+		EXPECT_EQ(0, waitpid(pid, &status, WNOHANG));
+		/* in the kernel, killably (TASK_KILLABLE reads as D) */
+		EXPECT_EQ('D', proc_state(pid)) TH_LOG("%s", what);
+		/* and holds up no other device, nor a read of this one */
+		t0 = now_ms();
+		EXPECT_EQ(0, adm_set(self->ys, oid, ADM_TUN(kind, kind, -1, other)));
+		d = adm_get(self->ys, st.id);
+		EXPECT_NE(NULL, d);
+		vhost_dev_get_rsp_free(d);
+		EXPECT_LT(now_ms() - t0, STALL_BOUND_MS)
+			TH_LOG("%s: another device's dev-set and this one's dev-get took %.0f ms",
+			       what, now_ms() - t0);
+		/* until killed, at once */
+		t0 = now_ms();
+		ASSERT_EQ(0, kill(pid, SIGKILL));
+		status = reap_within(pid, KILLED_MS);
+		TH_LOG("%s: the waiting client was gone %.0f ms after SIGKILL",
+		       what, now_ms() - t0);
+		EXPECT_NE(-1, status) TH_LOG("%s: not gone within %d ms of SIGKILL",
+					      what, KILLED_MS);
+		EXPECT_TRUE(status != -1 && WIFSIGNALED(status) &&
+			    WTERMSIG(status) == SIGKILL)
+			TH_LOG("%s: wait status %#x", what, status);
+		if (readable(done, 0) &&
+		    read(done, &err, sizeof(err)) == sizeof(err))
+			TH_LOG("%s: the client's dev-set returned %d", what, err);
+		close(ready);
+		close(done);
+		/* changing nothing */
+		d = adm_get(self->ys, st.id);
+		ASSERT_NE(NULL, d);
+		EXPECT_EQ(map0, d->metamap);
+		EXPECT_EQ(0, d->zerocopy);
+		vhost_dev_get_rsp_free(d);
+	}
+	EXPECT_FALSE(vq_has_used(&self->s.vq[VNET_TX]));
+
+	/* the page comes: the frame goes, the device is itself again */
+	copy.dst = (uintptr_t)st.page;
+	copy.src = (uintptr_t)st.staged;
+	ASSERT_EQ(0, ioctl(self->uffd, UFFDIO_COPY, &copy));
+	ASSERT_EQ(0, vnet_tx_drain(&self->s, 5000));
+	ASSERT_EQ(60, wire_recv(&self->s, frame, sizeof(frame), 5000));
+	EXPECT_EQ(0, memcmp(frame, st.staged + self->s.hdr_len, 60));
+	ASSERT_EQ(0, adm_stats_dev(self->ys, st.id, &dev, &rxq, &txq));
+	EXPECT_EQ(1, dev.v[VHOST_A_STATS_TX_PACKETS]);
+	ASSERT_EQ(0, adm_set(self->ys, st.id, ADM_TUN(-1, 1, -1, other)));
+	d = adm_get(self->ys, st.id);
+	ASSERT_NE(NULL, d);
+	EXPECT_EQ(other, d->metamap);
+	EXPECT_EQ(1, d->zerocopy);
+	vhost_dev_get_rsp_free(d);
+	vnet_rx_fill(&self->s);
+	EXPECT_EQ(0, vnet_check_mix(&self->s, 20, true, 2, why)) TH_LOG("%s", why);
+	vnet_close(&n2);
+	munmap(st.staged, PAGE);
+}
+
+/* SUnreclaim + VmallocUsed of /proc/meminfo, in KiB, or -1. */
+static long kernel_kib(void)
+{
+	char line[128];
+	int found = 0;
+	long sum = 0, v;
+	FILE *f = fopen("/proc/meminfo", "r");
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "SUnreclaim: %ld kB", &v) == 1 ||
+		    sscanf(line, "VmallocUsed: %ld kB", &v) == 1) {
+			sum += v;
+			found++;
+		}
+	fclose(f);
+	return found == 2 ? sum : -1;
+}
+
+/* A new queue of the multi-queue TAP name (made by the first): fd or -errno. */
+static int tap_queue(char name[IFNAMSIZ])
+{
+	struct ifreq ifr = {
+		.ifr_flags = IFF_TAP | IFF_NO_PI | IFF_VNET_HDR | IFF_MULTI_QUEUE,
+	};
+	int fd = open("/dev/net/tun", O_RDWR | O_CLOEXEC), err;
+
+	if (fd < 0)
+		return -errno;
+	snprintf(ifr.ifr_name, IFNAMSIZ, "%s", name);
+	if (ioctl(fd, TUNSETIFF, &ifr)) {
+		err = -errno;
+		close(fd);
+		return err;
+	}
+	memcpy(name, ifr.ifr_name, IFNAMSIZ);
+	return fd;
+}
+
+#define BARE_NUM 64
+#define BARE_MEM_TOP 0x7ffffffff000ULL	/* as vnet_setup(): all of it */
+
+/*
+ * What bare devices share: rings (2 pages a queue) and eventfds.  They
+ * never carry a packet, so they may.
+ */
+struct bare {
+	uint8_t *rings;
+	int kick, call;
+};
+
+/*
+ * A device set up as vnet_setup() does (owner, features, memory, rings,
+ * backend), whose zerocopy the host set before its owner (and its map
+ * off: nothing else is done for it as it goes); its backend is a queue of
+ * a multi-queue TAP, as a guest's queue pairs have.  The fd, or -errno.
+ */
+static int bare_open(struct ynl_sock *ys, const struct bare *b, int tapq,
+		     bool zc, int64_t *id)
+{
+	struct {
+		struct vhost_memory m;
+		struct vhost_memory_region r;
+	} mem = { .m.nregions = 1, .r.memory_size = BARE_MEM_TOP };
+	uint64_t features = 1ULL << VIRTIO_F_VERSION_1, have;
+	int fd, q, err;
+
+	fd = open("/dev/vhost-net", O_RDWR | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	*id = vhost_fd_id(fd);
+	err = *id < 0 ? (int)*id :
+	      adm_set(ys, *id, ADM_TUN(-1, zc, -1, METAMAP_OFF));
+#define BARE_IOCTL(req, arg) \
+	(err = err ?: ioctl(fd, req, arg) ? -errno : 0)
+	BARE_IOCTL(VHOST_SET_OWNER, NULL);
+	BARE_IOCTL(VHOST_GET_FEATURES, &have);
+	BARE_IOCTL(VHOST_SET_FEATURES, &features);
+	BARE_IOCTL(VHOST_SET_MEM_TABLE, &mem);
+	for (q = 0; q < 2; q++) {
+		uint8_t *r = b->rings + q * 2 * PAGE;
+		struct vhost_vring_state num = { .index = q, .num = BARE_NUM };
+		struct vhost_vring_state base = { .index = q };
+		struct vhost_vring_addr addr = {
+			.index = q,
+			.desc_user_addr = (uintptr_t)r,
+			.avail_user_addr = (uintptr_t)r + 16 * BARE_NUM,
+			.used_user_addr = (uintptr_t)r + PAGE,
+		};
+		struct vhost_vring_file kick = { .index = q, .fd = b->kick };
+		struct vhost_vring_file call = { .index = q, .fd = b->call };
+		struct vhost_vring_file be = { .index = q, .fd = tapq };
+
+		BARE_IOCTL(VHOST_SET_VRING_NUM, &num);
+		BARE_IOCTL(VHOST_SET_VRING_BASE, &base);
+		BARE_IOCTL(VHOST_SET_VRING_ADDR, &addr);
+		BARE_IOCTL(VHOST_SET_VRING_KICK, &kick);
+		BARE_IOCTL(VHOST_SET_VRING_CALL, &call);
+		BARE_IOCTL(VHOST_NET_SET_BACKEND, &be);
+	}
+#undef BARE_IOCTL
+	if (err) {
+		close(fd);
+		return err;
+	}
+	return fd;
+}
+
+struct closer {
+	int *fds;
+	int n, step, first;
+};
+
+static void *close_some(void *arg)
+{
+	struct closer *c = arg;
+
+	for (int i = c->first; i < c->n; i += c->step)
+		close(c->fds[i]);
+	return NULL;
+}
+
+/*
+ * Close n fds from 8 threads: each close of a device or a TAP queue waits
+ * for an RCU grace period, which concurrent closes share.
+ */
+static void close_all(int *fds, int n)
+{
+	struct closer c[8];
+	pthread_t th[8];
+	bool started[8];
+	int i;
+
+	for (i = 0; i < 8; i++) {
+		c[i] = (struct closer){ fds, n, 8, i };
+		started[i] = !pthread_create(&th[i], NULL, close_some, &c[i]);
+		if (!started[i])
+			close_some(&c[i]);
+	}
+	for (i = 0; i < 8; i++)
+		if (started[i])
+			pthread_join(th[i], NULL);
+}
+
+#define NZC 200		/* devices with zero-copy off, and as many on */
+#define ZC_BLOCK 10	/* opened ZC_BLOCK at a time, off and on by turns */
+/* Per device, what zero-copy on must cost more: its array is 48 KiB. */
+#define UBUFS_KIB 40
+
+/*
+ * Zero-copy's bookkeeping (an array of UIO_MAXIOV ubuf_info, 48 KiB) is
+ * allocated for a device only when zero-copy is on: 200 devices owned,
+ * with rings and a backend, with zero-copy off cost at least UBUFS_KIB
+ * each less unreclaimable kernel memory (slab, vmalloc) than 200 with it
+ * on.  The two kinds are opened in alternate blocks, so that what else
+ * the kernel allocates or frees meanwhile falls on both alike.
+ */
+TEST_F_TIMEOUT(scale, zerocopy_off_costs_no_ubufs_for_200_devices, 240)
+{
+	static int fds[2 * NZC + 2], ids[2 * NZC];
+	char tap[2][IFNAMSIZ] = { "vhzc%d", "vhzc%d" };
+	long kib[2] = { 0, 0 }, before, after;
+	int i, k, blk, nfd = 0, bad = 0;
+	struct rlimit rl;
+	struct bare b;
+	double t0;
+
+	ASSERT_EQ(0, getrlimit(RLIMIT_NOFILE, &rl));
+	if (rl.rlim_max < 8 * NZC)
+		rl.rlim_max = 8 * NZC;
+	rl.rlim_cur = rl.rlim_max;
+	ASSERT_EQ(0, setrlimit(RLIMIT_NOFILE, &rl));
+	b.rings = vnet_map_anon(4 * PAGE);
+	ASSERT_NE(NULL, b.rings);
+	b.kick = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	b.call = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	ASSERT_LE(0, b.kick);
+	ASSERT_LE(0, b.call);
+	/* a TAP for each kind, made before counting */
+	for (k = 0; k < 2; k++) {
+		fds[nfd] = tap_queue(tap[k]);
+		ASSERT_LE(0, fds[nfd]) TH_LOG("TAP: %s", strerror(-fds[nfd]));
+		nfd++;
+	}
+
+	t0 = now_ms();
+	for (blk = 0; blk < 2 * NZC / ZC_BLOCK; blk++) {
+		bool zc = blk & 1;
+		int q[ZC_BLOCK];
+
+		/* its TAP queues first: the same for both kinds */
+		for (i = 0; i < ZC_BLOCK; i++) {
+			q[i] = tap_queue(tap[zc]);
+			ASSERT_LE(0, q[i]) TH_LOG("TAP queue: %s", strerror(-q[i]));
+			fds[nfd++] = q[i];
+		}
+		before = kernel_kib();
+		ASSERT_LE(0, before);
+		for (i = 0; i < ZC_BLOCK; i++) {
+			int64_t id = -1;
+			int fd = bare_open(self->ys, &b, q[i], zc, &id);
+
+			ASSERT_LE(0, fd) TH_LOG("device %d: %s", nfd,
+						strerror(-fd));
+			fds[nfd++] = fd;
+			ids[blk * ZC_BLOCK + i] = id;
+		}
+		after = kernel_kib();
+		ASSERT_LE(0, after);
+		kib[zc] += after - before;
+	}
+	TH_LOG("%d devices opened in %.0f ms", 2 * NZC, now_ms() - t0);
+	/* each has the zerocopy it was given */
+	for (i = 0; i < 2 * NZC; i++) {
+		struct vhost_dev_get_rsp *d = adm_get(self->ys, ids[i]);
+
+		bad += !d || d->zerocopy != (uint32_t)((i / ZC_BLOCK) & 1);
+		if (d)
+			vhost_dev_get_rsp_free(d);
+	}
+	EXPECT_EQ(0, bad);
+	TH_LOG("unreclaimable kernel memory per device: %.1f KiB with zero-copy off, %.1f KiB on",
+	       (double)kib[0] / NZC, (double)kib[1] / NZC);
+	EXPECT_GE(kib[1] - kib[0], (long)UBUFS_KIB * NZC)
+		TH_LOG("zero-copy on costs %.1f KiB a device more, not %d",
+		       (double)(kib[1] - kib[0]) / NZC, UBUFS_KIB);
+	t0 = now_ms();
+	close_all(fds, nfd);
+	TH_LOG("closed in %.0f ms", now_ms() - t0);
+	close(b.kick);
+	close(b.call);
+	munmap(b.rings, 4 * PAGE);
+}
+
+/* The TX queue's counters once no zero-copy buffer is in flight. */
+static int txq_settled(struct ynl_sock *ys, uint32_t id, struct adm_stats *txq)
+{
+	struct adm_stats dev, rxq;
+
+	for (int i = 0; i < 100; i++) {
+		int r = adm_stats_dev(ys, id, &dev, &rxq, txq);
+
+		if (r)
+			return r;
+		if (!txq->v[VHOST_A_STATS_ZCOPY_PENDING])
+			return 0;
+		usleep(20000);
+	}
+	return -ETIMEDOUT;
+}
+
+#define D(c1, c0, f) ((c1).v[VHOST_A_STATS_##f] - (c0).v[VHOST_A_STATS_##f])
+
+/* Turns zero-copy of device id on once it has sent after TX packets. */
+struct switcher {
+	uint32_t id;
+	uint64_t after;
+	uint64_t at;		/* tx-packets when it asked */
+	int err;
+	double ms;		/* how long the dev-set took */
+};
+
+static void *switch_zerocopy_on(void *arg)
+{
+	struct switcher *sw = arg;
+	struct ynl_sock *ys = adm_open();
+	struct adm_stats dev, rxq, txq;
+	double t0, end = now_ms() + 30000;
+
+	sw->err = -ETIMEDOUT;
+	if (!ys) {
+		sw->err = -ENOENT;
+		return NULL;
+	}
+	while (now_ms() < end) {
+		if (adm_stats_dev(ys, sw->id, &dev, &rxq, &txq)) {
+			sw->err = -EIO;
+			break;
+		}
+		if (dev.v[VHOST_A_STATS_TX_PACKETS] < sw->after) {
+			usleep(1000);
+			continue;
+		}
+		sw->at = dev.v[VHOST_A_STATS_TX_PACKETS];
+		t0 = now_ms();
+		sw->err = adm_set(ys, sw->id, ADM_TUN(-1, 1, -1, -1));
+		sw->ms = now_ms() - t0;
+		break;
+	}
+	ynl_sock_destroy(ys);
+	return NULL;
+}
+
+#define NMID 1500	/* frames sent while zero-copy is turned on */
+
+/*
+ * A device with zero-copy off (no array for it) gets zero-copy turned on
+ * while it transmits: every frame still reaches the wire in order with
+ * its bytes; from then on its TX packets are zero-copy outcomes (the
+ * spec's tx-packets: sent + fallback + copied + hol-stalls + backoff once
+ * nothing is in flight).  The wire is a local socket, so zero-copy sends
+ * to it fall back (zcopy-fallback); with nobody listening they complete
+ * as zero-copy (zcopy-sent).
+ */
+TEST_F_TIMEOUT(scale, zerocopy_turned_on_mid_traffic, 120)
+{
+	static const size_t lens[] = { 60, 1514, 777, 300 };
+	struct vnet_opts o = { .ring_num = 256, .event_idx = true };
+	struct adm_stats c0, c1, c2, c3;
+	struct switcher sw = { .after = 100 };
+	struct vhost_dev_get_rsp *d;
+	char why[VNET_WHY_LEN];
+	struct vnet n;
+	pthread_t th;
+	int64_t id;
+	int fd, r;
+
+	fd = open("/dev/vhost-net", O_RDWR | O_CLOEXEC);
+	ASSERT_LE(0, fd);
+	id = vhost_fd_id(fd);
+	ASSERT_LE(0, id);
+	ASSERT_EQ(0, adm_set(self->ys, id, ADM_TUN(-1, 0, -1, -1)));
+	ASSERT_EQ(0, vnet_open_fd(&n, &o, fd));
+	vnet_rx_fill(&n);
+	ASSERT_EQ(0, txq_settled(self->ys, id, &c0));
+
+	sw.id = id;
+	ASSERT_EQ(0, pthread_create(&th, NULL, switch_zerocopy_on, &sw));
+	r = vnet_check_tx(&n, lens, ARRAY_SIZE(lens), NMID, 32, 1, why);
+	pthread_join(th, NULL);
+	ASSERT_EQ(0, r) TH_LOG("%s", why);
+	ASSERT_EQ(0, sw.err) TH_LOG("dev-set zerocopy on: %s", strerror(-sw.err));
+	TH_LOG("zero-copy turned on after %llu of %d frames, in %.1f ms",
+	       (unsigned long long)sw.at, NMID, sw.ms);
+	EXPECT_LT(sw.at, NMID) TH_LOG("turned on after the traffic");
+	d = adm_get(self->ys, id);
+	ASSERT_NE(NULL, d);
+	EXPECT_EQ(1, d->zerocopy);
+	vhost_dev_get_rsp_free(d);
+	ASSERT_EQ(0, txq_settled(self->ys, id, &c1));
+	EXPECT_EQ(NMID, D(c1, c0, TX_PACKETS));
+	EXPECT_EQ(0, D(c1, c0, TX_ERRORS));
+	/* those after the switch only */
+	EXPECT_LT(0, adm_zcopy_outcomes(&c1) - adm_zcopy_outcomes(&c0));
+	EXPECT_GE(NMID - sw.at, adm_zcopy_outcomes(&c1) - adm_zcopy_outcomes(&c0));
+
+	/* zero-copy on all along: every packet an outcome */
+	ASSERT_EQ(0, vnet_check_mix(&n, 40, true, NMID + 1, why)) TH_LOG("%s", why);
+	ASSERT_EQ(0, txq_settled(self->ys, id, &c2));
+	EXPECT_EQ(40, D(c2, c1, TX_PACKETS));
+	EXPECT_EQ(D(c2, c1, TX_PACKETS), adm_zcopy_outcomes(&c2) - adm_zcopy_outcomes(&c1));
+	/* nobody listening: zero-copy completes */
+	close(n.sock_fd);
+	n.sock_fd = -1;
+	ASSERT_EQ(0, vnet_tx_burst(&n, 1514, 200));
+	ASSERT_EQ(0, txq_settled(self->ys, id, &c3));
+	TH_LOG("since the switch: %llu zero-copy, %llu fell back, %llu copied short, %llu hol, %llu backed off",
+	       (unsigned long long)D(c3, c0, ZCOPY_SENT),
+	       (unsigned long long)D(c3, c0, ZCOPY_FALLBACK),
+	       (unsigned long long)D(c3, c0, ZCOPY_COPIED),
+	       (unsigned long long)D(c3, c0, ZCOPY_HOL_STALLS),
+	       (unsigned long long)D(c3, c0, ZCOPY_BACKOFF));
+	EXPECT_EQ(200, D(c3, c2, TX_PACKETS));
+	EXPECT_EQ(D(c3, c2, TX_PACKETS), adm_zcopy_outcomes(&c3) - adm_zcopy_outcomes(&c2));
+	EXPECT_LT(0, D(c3, c2, ZCOPY_SENT));
+	EXPECT_LT(0, D(c3, c0, ZCOPY_FALLBACK));
+	EXPECT_EQ(0, D(c3, c0, TX_ERRORS));
+	vnet_close(&n);
 }
 
 #define NSTABLE 300

@@ -873,6 +873,19 @@ int vnet_tx_drain(struct vnet *n, int timeout_ms)
 	return 0;
 }
 
+int vnet_tx_burst(struct vnet *n, size_t len, int count)
+{
+	uint8_t frame[1514];
+	int r = 0;
+
+	if (len > sizeof(frame))
+		return -EINVAL;
+	frame_fill(frame, len, NULL, 7);
+	for (int i = 0; i < count && !r; i++)
+		r = vnet_tx_one(n, frame, len, NULL, 2000);
+	return r ?: vnet_tx_drain(n, 2000);
+}
+
 int vnet_rx_fill(struct vnet *n)
 {
 	return vnet_rx_post(n, n->vq[VNET_RX].num);

@@ -141,6 +141,8 @@ int vnet_tx_one(struct vnet *n, const void *data, size_t len,
 		const struct virtio_net_hdr_v1 *hdr, int timeout_ms);
 /* Wait until every TX buffer given has been used; 0 or -ETIMEDOUT. */
 int vnet_tx_drain(struct vnet *n, int timeout_ms);
+/* Send count frames of len bytes (frame_fill()) and wait until all are used. */
+int vnet_tx_burst(struct vnet *n, size_t len, int count);
 
 /* Receive path. */
 int vnet_rx_fill(struct vnet *n);	/* post every free RX buffer */

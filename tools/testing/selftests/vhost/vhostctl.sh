@@ -5,8 +5,12 @@
 # on a device with traffic, show/stats/queue show against sysfs, against the
 # traffic generator's own counts and against the kernel's YNL cli.py, text
 # against JSON, a device named by its id and by its TAP, every error path
-# (status, message, nothing changed), callers without CAP_NET_ADMIN, and
-# monitor seeing devices come, change and go.  KTAP on stdout.
+# (status, message, nothing changed), callers without CAP_NET_ADMIN,
+# monitor seeing devices come, change and go, and namespaces: -n NETNS
+# selecting another namespace's devices, the host's vhost policy (refused in
+# a namespace of the host's own; in a tenant's, a namespace owned by a user
+# namespace of uid 65534, what the host grants is what its root may set, and
+# nothing a refusal touches changes).  KTAP on stdout.
 #
 # Programs: $VHOSTCTL, else tools/vhostctl/vhostctl of the source tree this
 # script is in, else vhostctl in $PATH; $VHOST_NET_HOLD, else vhost_net_hold
@@ -51,6 +55,11 @@ YNL_SCHEMA=${YNL_SCHEMA:-$(dirname "$YNL_CLI")/../../../Documentation/netlink/ge
 PY=$(command -v python3)
 SETPRIV=$(command -v setpriv)
 SYS=/sys/class/vhost
+NETNS_DIR=/var/run/netns
+# The namespaces of the policy tests: one of the host's own (ip netns add),
+# one of a tenant's (its user namespace's root is uid 65534)
+HNS=vhctl-host-$$
+TNS=vhctl-tenant-$$
 
 tmp=$(mktemp -d)
 pids=()
@@ -61,6 +70,10 @@ cleanup() {
 		kill -TERM "$p" 2> /dev/null
 	done
 	wait 2> /dev/null
+	[ -d "$tmp/tsys" ] && umount "$tmp/tsys" 2> /dev/null
+	for p in "$HNS" "$TNS"; do
+		[ -e "$NETNS_DIR/$p" ] && ip netns del "$p" 2> /dev/null
+	done
 	rm -rf "$tmp"
 }
 trap cleanup EXIT
@@ -430,11 +443,13 @@ agree() {	# agree CHECK A_OUT B_OUT -- A_CMD... -- B_CMD...
 
 # ---- the device under test ------------------------------------------------
 
+# hold_in: a command the holder runs under (nsenter into a namespace)
 start_holder() {	# start_holder TAG ARGS...: sets hold_pid hold_dev hold_tap
 	local tag=$1
 
 	shift
-	"$HOLD" "$@" > "$tmp/$tag.out" 2> "$tmp/$tag.err" &
+	# shellcheck disable=SC2086
+	${hold_in:-} "$HOLD" "$@" > "$tmp/$tag.out" 2> "$tmp/$tag.err" &
 	hold_pid=$!
 	pids+=("$hold_pid")
 	if ! wait_for 120 grep -q . "$tmp/$tag.out"; then
@@ -731,14 +746,15 @@ t_stats_equal_ynl_cli() {
 
 # expect_error STATUS REGEX ARGS...: vhostctl ARGS fails with STATUS, one
 # line on stderr matching REGEX, nothing on stdout, no tunable of dev changed
+# (or nothing $expect_state prints, when set)
 expect_error() {
-	local want_rc=$1 re=$2 before after rc
+	local want_rc=$1 re=$2 state=${expect_state:-tunables} before after rc
 
 	shift 2
-	before=$(tunables "$dev")
+	before=$($state "$dev")
 	"$@" > "$tmp/out" 2> "$tmp/err"
 	rc=$?
-	after=$(tunables "$dev")
+	after=$($state "$dev")
 	echo "$* -> status $rc: $(cat "$tmp/err")"
 	[ "$rc" = "$want_rc" ] || { echo "want status $want_rc"; return 1; }
 	[ "$(wc -l < "$tmp/err")" = 1 ] && grep -Eq -- "$re" "$tmp/err" ||
@@ -830,11 +846,14 @@ t_err_no_such_backend() {
 # ---- tests: without CAP_NET_ADMIN ---------------------------------------------
 
 t_err_unprivileged_set() {
+	# dev-set is uns-admin-perm: the genetlink core refuses, no message
 	[ -n "$SETPRIV" ] || { skip_reason="no setpriv"; return $KSFT_SKIP; }
-	expect_error 1 '^Error: CAP_NET_ADMIN over the network namespace required\.$' \
+	expect_error 1 '^Error: Operation not permitted\.$' \
 		vc_unpriv set dev "$dev" busypoll-us 5 &&
-	expect_error 1 '^Error: CAP_NET_ADMIN over the network namespace required\.$' \
-		vc_unpriv set dev "$tap" metamap off
+	expect_error 1 '^Error: Operation not permitted\.$' \
+		vc_unpriv set dev "$tap" metamap off &&
+	expect_error 1 '^Error: Operation not permitted\.$' \
+		vc_unpriv set policy grant none
 }
 
 t_unprivileged_set_is_eperm() {
@@ -990,6 +1009,186 @@ t_dump_lists_every_device() {
 	[ "$got" = "$want" ] || { echo "stats: $got"; return 1; }
 }
 
+# ---- tests: namespaces and the host's vhost policy ----------------------------
+
+NS_POLICY_RE='^Error: this network namespace is administered from the initial user namespace: no vhost policy applies\.$'
+not_granted() { echo "^Error: $1 not granted to this network namespace by the host's vhost policy\\.\$"; }
+
+t_policy_show() {
+	# The initial namespace: the host's own, nothing granted, no policy.
+	vc show policy > "$tmp/t" && vc policy show > "$tmp/t2" &&
+		vc -j show policy > "$tmp/j" || return 1
+	cat "$tmp/t" "$tmp/j"
+	[ "$(cat "$tmp/t")" = "grant none busypoll-us-max 0 tenant no" ] &&
+	cmp -s "$tmp/t" "$tmp/t2" &&
+	[ "$(jget "$tmp/j" .)" = '{"grants":[],"busypoll-us-max":0,"tenant":0}' ] || return 1
+	vc -j -p show policy > "$tmp/p" || return 1
+	[ "$(jget "$tmp/p" .)" = "$(cat "$tmp/j")" ] && [ "$(wc -l < "$tmp/p")" = 5 ] ||
+		{ cat "$tmp/p"; return 1; }
+	# anyone may read it
+	[ -n "$SETPRIV" ] || return 0
+	vc_unpriv -j show policy > "$tmp/u" && cmp "$tmp/j" "$tmp/u"
+}
+
+plain_ns() {	# a network namespace of the host's: ip netns add
+	[ -e "$NETNS_DIR/$HNS" ] || ip netns add "$HNS"
+}
+
+t_policy_set_refused_in_host_ns() {
+	plain_ns || return 1
+	expect_error 1 "$NS_POLICY_RE" vc set policy grant zerocopy &&
+	expect_error 1 "$NS_POLICY_RE" vc -n "$HNS" set policy grant all busypoll-us-max 50 ||
+		return 1
+	vc -n "$HNS" show policy > "$tmp/t" || return 1
+	[ "$(cat "$tmp/t")" = "grant none busypoll-us-max 0 tenant no" ] || { cat "$tmp/t"; return 1; }
+}
+
+t_netns_missing() {
+	expect_error 1 '^Error: cannot open network namespace "vhctl-nosuch": No such file or directory\.$' \
+		vc -n vhctl-nosuch set policy grant none
+}
+
+# The tenant: uid 65534 makes a user namespace and a network namespace (owned
+# by that user namespace), kept by a sleep, named $TNS; the host runs a
+# device there (a VMM of the host's that opened /dev/vhost-net in it).
+tenant_pid= tdev= ttap= towner=
+tenant() {	# vhostctl as the tenant: root of its user namespace, in its netns
+	nsenter --user --net --target "$tenant_pid" -- "$VHOSTCTL" "$@"
+}
+new_userns() { [ "$(readlink "/proc/$tenant_pid/ns/user")" != "$(readlink /proc/self/ns/user)" ]; }
+
+setup_tenant() {
+	[ -n "$tdev" ] && return 0
+	[ -n "$SETPRIV" ] || { echo "no setpriv"; return 1; }
+	"$SETPRIV" --reuid=65534 --regid=65534 --clear-groups -- \
+		unshare --user --map-root-user --net sleep 600 2> "$tmp/unshare.err" &
+	tenant_pid=$!
+	pids+=("$tenant_pid")
+	wait_for 30 new_userns || { echo "no user namespace:"; cat "$tmp/unshare.err"; return 1; }
+	ip netns attach "$TNS" "$tenant_pid" || return 1
+	# a sysfs mounted from the tenant's namespace shows its devices
+	mkdir -p "$tmp/tsys" && nsenter --net="$NETNS_DIR/$TNS" mount -t sysfs sysfs "$tmp/tsys" ||
+		return 1
+	# the tenant's root is uid 65534, with no capability outside
+	[ "$(awk '{ print $1, $2, $3 }' "/proc/$tenant_pid/uid_map")" = "0 65534 1" ] ||
+		{ cat "/proc/$tenant_pid/uid_map"; return 1; }
+	[ "$(nsenter --user --net --target "$tenant_pid" -- id -u)" = 0 ] || return 1
+	hold_in="nsenter --net=$NETNS_DIR/$TNS" start_holder t -n 0 || return 1
+	tdev=$hold_dev ttap=$hold_tap towner=$hold_pid
+	echo "tenant: pid $tenant_pid, namespace $TNS, device $tdev, backend $ttap, owner $towner"
+}
+
+# A sysfs file of the tenant's device, read without a process
+tsysv() { local v; read -r v < "$tmp/tsys/class/vhost/$tdev/$1" && echo "$v"; }
+
+# The tenant's device as the host reads it back: netlink, then sysfs
+tdev_state() {
+	local f
+
+	vc -n "$TNS" -j show dev "$tdev" || return 1
+	for f in admin_busypoll_us zerocopy zcopy_min_len metamap; do
+		printf '%s=%s ' "$f" "$(tsysv "$f")"
+	done
+}
+
+t_netns_selects_devices() {
+	setup_tenant || return 1
+	vc -n "$TNS" -j show > "$tmp/j" || return 1
+	cat "$tmp/j"
+	# ids are per namespace: the first device of a new one is vhost0
+	[ "$tdev" = vhost0 ] || { echo "first device of $TNS: $tdev"; return 1; }
+	[ "$(jget "$tmp/j" '[.[] | [.name, ."backend-ifname", ."owner-pid"]]')" = \
+	  "[[\"$tdev\",\"$ttap\",$towner]]" ] || return 1
+	# the initial namespace does not see it (names may be the same there:
+	# the owner's pid tells them apart)
+	vc -j show > "$tmp/j" || return 1
+	[ "$(jget "$tmp/j" "[.[] | select(.\"owner-pid\" == $towner)] | length")" = 0 ] ||
+		{ cat "$tmp/j"; return 1; }
+	# set through -n: that namespace's device, not a namesake here
+	vc -n "$TNS" set dev "$tdev" zcopy-min-len 512 || return 1
+	[ "$(vc -n "$TNS" -j show dev "$tdev" | jq '.[0]."zcopy-min-len"')" = 512 ] &&
+	[ "$(tsysv zcopy_min_len)" = 512 ] || return 1
+	if [ -e "$SYS/$tdev" ]; then
+		[ "$(sysv "$tdev/zcopy_min_len")" != 512 ] || { echo "$tdev here changed"; return 1; }
+	fi
+	vc -n "$TNS" set dev "$tdev" zcopy-min-len 256
+}
+
+t_tenant_show_policy() {
+	setup_tenant || return 1
+	tenant show policy > "$tmp/t" && tenant -j show policy > "$tmp/j" &&
+		vc -n "$TNS" -j show policy > "$tmp/h" || return 1
+	cat "$tmp/t"
+	[ "$(cat "$tmp/t")" = "grant none busypoll-us-max 0 tenant yes" ] &&
+	[ "$(jget "$tmp/j" .)" = '{"grants":[],"busypoll-us-max":0,"tenant":1}' ] &&
+	cmp "$tmp/j" "$tmp/h"
+}
+
+t_tenant_set_refused() {
+	setup_tenant || return 1
+	tdev_state
+	# nothing granted: any tunable is refused, the whole request (the
+	# device named by its TAP, as the tenant's CAP_NET_ADMIN allows)
+	expect_state=tdev_state expect_error 1 "$(not_granted zerocopy)" \
+		tenant set dev "$tdev" zerocopy on &&
+	expect_state=tdev_state expect_error 1 "$(not_granted admin-busypoll-us)" \
+		tenant set dev "$ttap" busypoll-us 10 zerocopy on
+}
+
+t_tenant_set_after_grant() {
+	setup_tenant || return 1
+	vc -n "$TNS" set dev "$tdev" zerocopy off || return 1
+	vc -n "$TNS" set policy grant zerocopy > "$tmp/out" 2>&1 || { cat "$tmp/out"; return 1; }
+	[ ! -s "$tmp/out" ] || { cat "$tmp/out"; return 1; }
+	[ "$(tenant show policy)" = "grant zerocopy busypoll-us-max 0 tenant yes" ] ||
+		{ tenant show policy; return 1; }
+	tenant set dev "$tdev" zerocopy on || return 1
+	[ "$(vc -n "$TNS" -j show dev "$tdev" | jq '.[0].zerocopy')" = 1 ] &&
+	[ "$(tsysv zerocopy)" = 1 ] || { tdev_state; return 1; }
+	# one tunable not granted: none of the request is applied
+	expect_state=tdev_state expect_error 1 "$(not_granted metamap)" \
+		tenant set dev "$tdev" zerocopy off metamap off
+}
+
+# The example of vhost-admin.rst: busy polling up to 50 us.
+t_tenant_busypoll_bound() {
+	setup_tenant || return 1
+	vc -n "$TNS" set policy grant busypoll-us,zerocopy busypoll-us-max 50 || return 1
+	[ "$(vc -n "$TNS" -j show policy | jq -c .)" = \
+	  '{"grants":["admin-busypoll-us","zerocopy"],"busypoll-us-max":50,"tenant":1}' ] ||
+		{ vc -n "$TNS" -j show policy; return 1; }
+	tenant set dev "$tdev" busypoll-us 40 || return 1
+	[ "$(tsysv admin_busypoll_us)" = 40 ] || return 1
+	expect_state=tdev_state expect_error 1 \
+		"^Error: admin-busypoll-us above 50, the bound of the host's vhost policy here\\.\$" \
+		tenant set dev "$tdev" busypoll-us 100 zerocopy off || return 1
+	[ "$(vc -n "$TNS" -j show dev "$tdev" | jq -c '.[0] | [."admin-busypoll-us", .zerocopy]')" = "[40,1]" ]
+}
+
+t_tenant_withdrawn_grant_keeps_values() {
+	setup_tenant || return 1
+	vc -n "$TNS" set policy grant none busypoll-us-max 0 || return 1
+	[ "$(vc -n "$TNS" -j show dev "$tdev" | jq -c '.[0] | [."admin-busypoll-us", .zerocopy]')" = "[40,1]" ] ||
+		{ tdev_state; return 1; }
+	expect_state=tdev_state expect_error 1 "$(not_granted zerocopy)" \
+		tenant set dev "$tdev" zerocopy off || return 1
+	# the host may set anything there
+	vc -n "$TNS" set dev "$tdev" zerocopy off busypoll-us 0 metamap batch || return 1
+	[ "$(tsysv zerocopy) $(tsysv admin_busypoll_us) $(tsysv metamap)" = "0 0 2" ] ||
+		{ tdev_state; return 1; }
+}
+
+t_tenant_cannot_set_policy() {
+	setup_tenant || return 1
+	expect_error 1 '^Error: Operation not permitted\.$' tenant set policy grant all &&
+	[ "$(tenant show policy)" = "grant none busypoll-us-max 0 tenant yes" ] ||
+		{ tenant show policy; return 1; }
+	# nor enter a namespace of the host's to act there
+	plain_ns || return 1
+	expect_error 1 "^Error: setting the network namespace \"$HNS\" failed: Operation not permitted\\.\$" \
+		tenant -n "$HNS" show policy
+}
+
 tests=(
 	device_in_sysfs
 	card_command
@@ -1040,6 +1239,16 @@ tests=(
 	monitor_exits_on_sigterm
 	device_gone_after_close
 	dump_lists_every_device
+	policy_show
+	policy_set_refused_in_host_ns
+	netns_missing
+	netns_selects_devices
+	tenant_show_policy
+	tenant_set_refused
+	tenant_set_after_grant
+	tenant_busypoll_bound
+	tenant_withdrawn_grant_keeps_values
+	tenant_cannot_set_policy
 )
 
 echo "TAP version 13"
