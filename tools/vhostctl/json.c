@@ -131,3 +131,9 @@ void jw_str(struct jw *jw, const char *key, const char *s)
 	jw_prefix(jw, key);
 	jw_string(jw->f, s);
 }
+
+void jw_num(struct jw *jw, const char *key, const char *num)
+{
+	jw_prefix(jw, key);
+	fputs(num, jw->f);
+}

@@ -29,5 +29,7 @@ void jw_arr_close(struct jw *jw);
 void jw_u64(struct jw *jw, const char *key, uint64_t v);
 void jw_s64(struct jw *jw, const char *key, int64_t v);
 void jw_str(struct jw *jw, const char *key, const char *s);
+/* num: the text of a JSON number, written as it is. */
+void jw_num(struct jw *jw, const char *key, const char *num);
 
 #endif

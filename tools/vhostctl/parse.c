@@ -136,6 +136,147 @@ static int next_value(struct vh_req *req, int *argc, char ***argv)
 	return 0;
 }
 
+/* ---- options ------------------------------------------------------------- */
+
+static const struct option long_opts[] = {
+	{ "json",	no_argument,	   NULL, 'j' },
+	{ "pretty",	no_argument,	   NULL, 'p' },
+	{ "stats",	no_argument,	   NULL, 's' },
+	{ "statistics",	no_argument,	   NULL, 's' },
+	{ "netns",	required_argument, NULL, 'n' },
+	{ "output",	required_argument, NULL, 'o' },
+	{ "interval",	required_argument, NULL, 'i' },
+	{ "count",	required_argument, NULL, 'c' },
+	{ "timestamp",	no_argument,	   NULL, 't' },
+	{ "batch",	required_argument, NULL, 'b' },
+	{ "force",	no_argument,	   NULL, 'f' },
+	{ "Version",	no_argument,	   NULL, 'V' },
+	{ "version",	no_argument,	   NULL, 'V' },
+	{ "help",	no_argument,	   NULL, 'h' },
+	{ NULL,		0,		   NULL, 0 },
+};
+
+/*
+ * "+": stop at the first non-option, so values like -1 stay values;
+ * ":": a missing argument is ':', not '?'.
+ */
+#define SHORT_OPTS	"+:jpsn:o:i:c:tb:fVh"
+
+/*
+ * The name of a namespace of "ip netns add": a file in VH_NETNS_RUN_DIR,
+ * nothing that leads out of it (as ip netns's invalid_name()).
+ */
+static bool netns_name_ok(const char *name)
+{
+	return *name && strlen(name) <= NAME_MAX && !strchr(name, '/') &&
+	       strcmp(name, ".") && strcmp(name, "..");
+}
+
+static int parse_output(struct vh_opts *opts, struct vh_req *req,
+			const char *arg)
+{
+	if (!strcmp(arg, "text")) {
+		opts->json = false;
+		opts->openmetrics = false;
+	} else if (!strcmp(arg, "json")) {
+		opts->json = true;
+		opts->openmetrics = false;
+	} else if (!strcmp(arg, "openmetrics")) {
+		opts->json = false;
+		opts->openmetrics = true;
+	} else {
+		return perr(req, "Invalid \"-o\" value \"%s\", expected \"text\", \"json\" or \"openmetrics\"",
+			    arg);
+	}
+	return 0;
+}
+
+static int parse_number(struct vh_req *req, const char *opt, const char *arg,
+			uint32_t max, uint32_t *val)
+{
+	if (vh_get_u32(arg, val) || !*val || *val > max)
+		return perr(req, "Invalid \"%s\" value \"%s\", expected 1 to %u",
+			    opt, arg, max);
+	return 0;
+}
+
+/*
+ * One option, given before the object or among the words of a command
+ * ("stats -i 1"): opt is its letter, arg its value.  What is given later
+ * wins (a line of a batch over the command line), but -n and -b, which
+ * are only for the command line.
+ */
+static int parse_opt(struct vh_opts *opts, struct vh_req *req, int opt,
+		     const char *arg)
+{
+	switch (opt) {
+	case 'j':
+		return parse_output(opts, req, "json");
+	case 'p':
+		opts->pretty = true;
+		return 0;
+	case 's':
+		opts->stats++;
+		return 0;
+	case 'n':
+		if (opts->netns)
+			return perr(req, "Duplicate argument \"-n\"");
+		if (!netns_name_ok(arg))
+			return perr(req, "Invalid network namespace name \"%s\"",
+				    arg);
+		opts->netns = arg;
+		return 0;
+	case 'o':
+		return parse_output(opts, req, arg);
+	case 'i':
+		return parse_number(req, "-i", arg, VH_INTERVAL_MAX,
+				    &opts->interval);
+	case 'c':
+		return parse_number(req, "-c", arg, UINT32_MAX, &opts->count);
+	case 't':
+		opts->timestamp = true;
+		return 0;
+	case 'b':
+		if (opts->batch)
+			return perr(req, "Duplicate argument \"-b\"");
+		opts->batch = arg;
+		return 0;
+	case 'f':
+		opts->force = true;
+		return 0;
+	case 'V':
+		opts->version = true;
+		return 0;
+	default:
+		return perr(req, "Unknown option, try \"vhostctl help\"");
+	}
+}
+
+/*
+ * An option among the words of a command, "-i" or "--interval", when its
+ * letter is in allowed: the same as before the object.  argv on its value.
+ */
+static int parse_word_opt(struct vh_opts *opts, struct vh_req *req,
+			  int *argc, char ***argv, const char *allowed)
+{
+	const char *w = **argv;
+	const struct option *lo;
+
+	for (lo = long_opts; lo->name; lo++) {
+		bool is_short = w[1] == lo->val && !w[2];
+
+		if (is_short || (w[1] == '-' && !strcmp(w + 2, lo->name)))
+			break;
+	}
+	if (!lo->name || !strchr(allowed, lo->val))
+		return unknown_word(req, w);
+	if (lo->has_arg == no_argument)
+		return parse_opt(opts, req, lo->val, NULL);
+	if (next_value(req, argc, argv))
+		return -1;
+	return parse_opt(opts, req, lo->val, **argv);
+}
+
 /* dev show: [ [dev] DEV ] */
 static int parse_show(struct vh_req *req, int argc, char **argv)
 {
@@ -153,12 +294,21 @@ static int parse_show(struct vh_req *req, int argc, char **argv)
 	return 0;
 }
 
-/* dev stats: [ [dev] DEV ] [ scope { device | queue } ] */
-static int parse_stats(struct vh_req *req, int argc, char **argv)
+/*
+ * dev stats: [ [dev] DEV ] [ scope { device | queue } ]
+ *	      [ -i SECONDS [ -c COUNT ] ] [ -o FORMAT ]
+ */
+static int parse_stats(struct vh_opts *opts, struct vh_req *req, int argc,
+		       char **argv)
 {
 	for (; argc > 0; argc--, argv++) {
 		int r;
 
+		if ((*argv)[0] == '-' && (*argv)[1]) {
+			if (parse_word_opt(opts, req, &argc, &argv, "ico"))
+				return -1;
+			continue;
+		}
 		if (!strcmp(*argv, "scope")) {
 			if (next_value(req, &argc, &argv))
 				return -1;
@@ -474,8 +624,8 @@ static int parse_policy(struct vh_req *req, int argc, char **argv)
 }
 
 /* The commands of "dev", also accepted at the top level.  1: not one. */
-static int parse_dev_cmd(struct vh_req *req, const char *cmd, int argc,
-			 char **argv)
+static int parse_dev_cmd(struct vh_opts *opts, struct vh_req *req,
+			 const char *cmd, int argc, char **argv)
 {
 	req->help = VH_HELP_DEV;
 	if (!strcmp(cmd, "show") || !strcmp(cmd, "list")) {
@@ -484,7 +634,7 @@ static int parse_dev_cmd(struct vh_req *req, const char *cmd, int argc,
 	}
 	if (!strcmp(cmd, "stats")) {
 		req->cmd = VH_CMD_STATS;
-		return parse_stats(req, argc, argv);
+		return parse_stats(opts, req, argc, argv);
 	}
 	if (!strcmp(cmd, "set")) {
 		req->cmd = VH_CMD_SET;
@@ -514,19 +664,26 @@ static int parse_queue(struct vh_req *req, int argc, char **argv)
 		    *argv);
 }
 
-static int parse_monitor(struct vh_req *req, int argc, char **argv)
+/* monitor [ -t ] */
+static int parse_monitor(struct vh_opts *opts, struct vh_req *req, int argc,
+			 char **argv)
 {
 	req->cmd = VH_CMD_MONITOR;
-	if (argc > 0 && !strcmp(*argv, "help")) {
-		req->cmd = VH_CMD_HELP;
-		return 0;
+	for (; argc > 0; argc--, argv++) {
+		if (!strcmp(*argv, "help")) {
+			req->cmd = VH_CMD_HELP;
+			return 0;
+		}
+		if ((*argv)[0] != '-')
+			return unknown_word(req, *argv);
+		if (parse_word_opt(opts, req, &argc, &argv, "t"))
+			return -1;
 	}
-	if (argc > 0)
-		return unknown_word(req, *argv);
 	return 0;
 }
 
-static int parse_object(struct vh_req *req, int argc, char **argv)
+static int parse_object(struct vh_opts *opts, struct vh_req *req, int argc,
+			char **argv)
 {
 	const char *obj = *argv;
 	int r;
@@ -538,7 +695,7 @@ static int parse_object(struct vh_req *req, int argc, char **argv)
 			req->cmd = VH_CMD_SHOW;
 			return 0;
 		}
-		r = parse_dev_cmd(req, *argv, argc - 1, argv + 1);
+		r = parse_dev_cmd(opts, req, *argv, argc - 1, argv + 1);
 		if (r > 0)
 			return perr(req, "Command \"%s\" is unknown, try \"vhostctl dev help\"",
 				    *argv);
@@ -556,12 +713,12 @@ static int parse_object(struct vh_req *req, int argc, char **argv)
 	    !strcmp(*argv, "policy"))
 		return parse_policy_cmd(req, obj, argc - 1, argv + 1);
 	if (!strcmp(obj, "monitor"))
-		return parse_monitor(req, argc, argv);
+		return parse_monitor(opts, req, argc, argv);
 	if (!strcmp(obj, "help")) {
 		req->cmd = VH_CMD_HELP;
 		return 0;
 	}
-	r = parse_dev_cmd(req, obj, argc, argv);
+	r = parse_dev_cmd(opts, req, obj, argc, argv);
 	if (r > 0) {
 		req->help = VH_HELP_MAIN;
 		return perr(req, "Object \"%s\" is unknown, try \"vhostctl help\"",
@@ -570,73 +727,55 @@ static int parse_object(struct vh_req *req, int argc, char **argv)
 	return r;
 }
 
-static const struct option long_opts[] = {
-	{ "json",	no_argument,	   NULL, 'j' },
-	{ "pretty",	no_argument,	   NULL, 'p' },
-	{ "stats",	no_argument,	   NULL, 's' },
-	{ "statistics",	no_argument,	   NULL, 's' },
-	{ "netns",	required_argument, NULL, 'n' },
-	{ "Version",	no_argument,	   NULL, 'V' },
-	{ "version",	no_argument,	   NULL, 'V' },
-	{ "help",	no_argument,	   NULL, 'h' },
-	{ NULL,		0,		   NULL, 0 },
-};
-
-/*
- * The name of a namespace of "ip netns add": a file in VH_NETNS_RUN_DIR,
- * nothing that leads out of it (as ip netns's invalid_name()).
- */
-static bool netns_name_ok(const char *name)
-{
-	return *name && strlen(name) <= NAME_MAX && !strchr(name, '/') &&
-	       strcmp(name, ".") && strcmp(name, "..");
-}
-
 static int parse_options(int argc, char **argv, struct vh_opts *opts,
 			 struct vh_req *req)
 {
 	int opt;
 
-	/*
-	 * "+": stop at the first non-option, so values like -1 stay values;
-	 * ":": a missing argument is ':', not '?'.
-	 */
 	optind = 0;
 	opterr = 0;
-	while ((opt = getopt_long(argc, argv, "+:jpsn:Vh", long_opts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, SHORT_OPTS, long_opts, NULL)) != -1) {
 		switch (opt) {
-		case 'j':
-			opts->json = true;
-			break;
-		case 'p':
-			opts->pretty = true;
-			break;
-		case 's':
-			opts->stats++;
-			break;
-		case 'n':
-			if (opts->netns)
-				return perr(req, "Duplicate argument \"-n\"");
-			if (!netns_name_ok(optarg))
-				return perr(req, "Invalid network namespace name \"%s\"",
-					    optarg);
-			opts->netns = optarg;
-			break;
-		case 'V':
-			opts->version = true;
-			break;
 		case 'h':
 			req->cmd = VH_CMD_HELP;
 			return 0;
 		case ':':
 			return perr(req, "Missing value for \"%s\"",
 				    argv[optind - 1]);
-		default:
+		case '?':
 			return perr(req, "Unknown option \"%s\", try \"vhostctl help\"",
 				    argv[optind - 1]);
+		default:
+			if (parse_opt(opts, req, opt, optarg))
+				return -1;
 		}
 	}
 	return 0;
+}
+
+/* Options of stats that go together only in some ways. */
+static int check_stats_opts(const struct vh_opts *opts, struct vh_req *req)
+{
+	if (opts->count && !opts->interval)
+		return perr(req, "Option \"-c\" needs \"-i\"");
+	if (opts->interval && opts->openmetrics)
+		return perr(req, "\"-o openmetrics\" prints counters, not rates: it does not take \"-i\"");
+	return 0;
+}
+
+int vh_parse_command(int argc, char **argv, struct vh_opts *opts,
+		     struct vh_req *req)
+{
+	memset(req, 0, sizeof(*req));
+	if (argc < 1)
+		return -1;	/* no object: usage on stderr, as "ip" does */
+	if (parse_object(opts, req, argc, argv))
+		return -1;
+	if (req->cmd != VH_CMD_STATS)
+		return 0;
+	if (req->scope == VH_SCOPE_DEFAULT)
+		req->scope = opts->stats >= 2 ? VH_SCOPE_QUEUE : VH_SCOPE_DEVICE;
+	return check_stats_opts(opts, req);
 }
 
 int vh_parse_cmdline(int argc, char **argv, struct vh_opts *opts,
@@ -654,13 +793,54 @@ int vh_parse_cmdline(int argc, char **argv, struct vh_opts *opts,
 	}
 	argc -= optind;
 	argv += optind;
-	if (argc < 1)
-		return -1;	/* no object: usage on stderr, as "ip" does */
-	if (parse_object(req, argc, argv))
-		return -1;
-	if (req->cmd == VH_CMD_STATS && req->scope == VH_SCOPE_DEFAULT)
-		req->scope = opts->stats >= 2 ? VH_SCOPE_QUEUE : VH_SCOPE_DEVICE;
-	return 0;
+	if (opts->batch) {
+		if (argc > 0)
+			return perr(req, "Option \"-b\" takes no command, \"%s\" belongs in the file",
+				    *argv);
+		req->cmd = VH_CMD_BATCH;
+		return 0;
+	}
+	return vh_parse_command(argc, argv, opts, req);
+}
+
+int vh_split_line(char *line, char **argv, int max, struct vh_req *req)
+{
+	char *in = line, *out = line;
+	int argc = 0;
+
+	memset(req, 0, sizeof(*req));
+	for (;;) {
+		char quote = 0;
+
+		while (isspace((unsigned char)*in))
+			in++;
+		if (!*in || *in == '#')
+			break;
+		if (argc >= max - 1)
+			return perr(req, "Too many words, more than %d", max - 1);
+		argv[argc++] = out;
+		for (; *in && (quote || !isspace((unsigned char)*in)); in++) {
+			if (*in == quote) {
+				quote = 0;
+				continue;
+			}
+			if (!quote && (*in == '\'' || *in == '"')) {
+				quote = *in;
+				continue;
+			}
+			if (*in == '\\' && quote != '\'' && in[1])
+				in++;
+			*out++ = *in;
+		}
+		if (quote)
+			return perr(req, "Missing closing quote %c", quote);
+		/* out is behind in: the word ends on its blank, or on the end */
+		if (*in)
+			in++;
+		*out++ = '\0';
+	}
+	argv[argc] = NULL;
+	return argc;
 }
 
 void vh_usage(FILE *f, enum vh_help which)
@@ -669,18 +849,26 @@ void vh_usage(FILE *f, enum vh_help which)
 		fprintf(f,
 			"Usage: vhostctl [ OPTIONS ] OBJECT { COMMAND | help }\n"
 			"       vhostctl [ OPTIONS ] { show | set | stats } ...\n"
-			"       vhostctl [ OPTIONS ] monitor\n"
+			"       vhostctl [ OPTIONS ] monitor [ -t ]\n"
+			"       vhostctl [ OPTIONS ] -b FILE\n"
 			"where  OBJECT := { dev | queue | policy }\n"
 			"       OPTIONS := { -j | --json | -p | --pretty | -s | --stats |\n"
+			"                    -o FORMAT | --output FORMAT |\n"
+			"                    -i SECONDS | --interval SECONDS |\n"
+			"                    -c COUNT | --count COUNT | -t | --timestamp |\n"
 			"                    -n NETNS | --netns NETNS |\n"
-			"                    -V | --version | -h | --help }\n");
+			"                    -b FILE | --batch FILE | -f | --force |\n"
+			"                    -V | --version | -h | --help }\n"
+			"       FILE := { PATH | - }\n");
 	if (which == VH_HELP_MAIN || which == VH_HELP_DEV)
 		fprintf(f,
 			"Usage: vhostctl dev show [ [ dev ] DEV ]\n"
 			"       vhostctl dev set [ dev ] DEV [ busypoll-us USEC ] [ zerocopy { on | off } ]\n"
 			"                                    [ zcopy-min-len BYTES ] [ metamap { off | batch | map } ]\n"
 			"       vhostctl dev stats [ [ dev ] DEV ] [ scope { device | queue } ]\n"
-			"       vhostctl dev help\n");
+			"                          [ -i SECONDS [ -c COUNT ] ] [ -o FORMAT ]\n"
+			"       vhostctl dev help\n"
+			"where  FORMAT := { text | json | openmetrics }\n");
 	if (which == VH_HELP_MAIN || which == VH_HELP_QUEUE)
 		fprintf(f,
 			"Usage: vhostctl queue show [ [ dev ] DEV [ index N ] ]\n"

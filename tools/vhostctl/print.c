@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * The generated reply structs -> text or JSON.  JSON keys are the attribute
+ * The generated reply structs -> text, JSON or OpenMetrics.  JSON keys are
+ * the attribute
  * names of the spec, taken from the generated attribute tables, and values
  * have the spec's types (enums by name), so "-j" prints what the kernel's
  * tools/net/ynl/cli.py --output-json prints for the same op.  Text uses the
@@ -9,13 +10,16 @@
  * kernel did not send are not printed at all.  A set of flags (a policy's
  * grants) is a list of names, as ynl decodes flags; the 6.12 cli.py leaves
  * it a number there, as it does every enum of an auto-sized integer (uint).
+ * OpenMetrics names its families and labels after the same attributes.
  */
+#include <ctype.h>
 #include <inttypes.h>
 #include <stdarg.h>
 #include <string.h>
 
 #include "vhostctl.h"
 #include "json.h"
+#include "vhost-stats-help.h"
 
 /* A new counter in the spec breaks the build here: add it below. */
 _Static_assert(VHOST_A_STATS_MAX == VHOST_A_STATS_ZCOPY_IN_ORDER,
@@ -86,6 +90,74 @@ bool vh_stat_get(const struct vhost_stats_get_rsp_dump *s, int attr,
 	default:
 		return false;
 	}
+}
+
+bool vh_stat_is_gauge(int attr)
+{
+	return attr == VHOST_A_STATS_ZCOPY_PENDING;
+}
+
+double vh_rate(uint64_t prev, uint64_t cur, double seconds)
+{
+	uint64_t delta = cur >= prev ? cur - prev : cur;
+
+	return seconds > 0 ? delta / seconds : 0;
+}
+
+const struct vhost_stats_get_rsp_dump *
+vh_find_stats(struct vhost_stats_get_rsp_list *list, uint32_t dev_id,
+	      const uint32_t *queue)
+{
+	if (!list)
+		return NULL;
+	ynl_dump_foreach(list, s) {
+		if (!s->_present.dev_id || s->dev_id != dev_id)
+			continue;
+		if (queue ? s->_present.queue_index && s->queue_index == *queue :
+			    !s->_present.queue_index)
+			return s;
+	}
+	return NULL;
+}
+
+/*
+ * The counters of one reply as they are printed: as they are, or ("stats
+ * -i") as rates since prev, seconds before.
+ */
+struct counters {
+	const struct vhost_stats_get_rsp_dump *s;
+	const struct vhost_stats_get_rsp_dump *prev;	/* NULL: as they are */
+	double seconds;
+};
+
+/*
+ * A rate with two decimals at most, as the shortest number that reads back
+ * the same ("12.5", "3"): what Python prints for it, so that pretty JSON
+ * stays what json.tool prints.
+ */
+static void rate_str(double rate, char *buf, size_t len)
+{
+	/* rates are not negative: rounded half up without libm */
+	snprintf(buf, len, "%.15g", (uint64_t)(rate * 100 + 0.5) / 100.0);
+}
+
+/* Counter attr of c as printed; false when it is not printed. */
+static bool counter_str(const struct counters *c, int attr, char *buf,
+			size_t len)
+{
+	uint64_t v, p;
+
+	if (!vh_stat_get(c->s, attr, &v))
+		return false;
+	if (!c->prev || vh_stat_is_gauge(attr)) {
+		snprintf(buf, len, "%" PRIu64, v);
+		return true;
+	}
+	/* a rate needs the counter at both ends of the interval */
+	if (!vh_stat_get(c->prev, attr, &p))
+		return false;
+	rate_str(vh_rate(p, v, c->seconds), buf, len);
+	return true;
 }
 
 /* Text: counters that belong together on one line, 0-terminated. */
@@ -187,18 +259,16 @@ static void text_emit(struct text *t, int indent, struct line *l)
 	l->s[0] = '\0';
 }
 
-static void text_stats(struct text *t, int indent,
-		       const struct vhost_stats_get_rsp_dump *s)
+static void text_stats(struct text *t, int indent, const struct counters *c)
 {
 	struct line l = { .n = 0 };
 	unsigned int g, i;
-	uint64_t v;
+	char v[32];
 
 	for (g = 0; g < ARRAY_SIZE(stat_lines); g++) {
 		for (i = 0; i < ARRAY_SIZE(stat_lines[g]) && stat_lines[g][i]; i++)
-			if (vh_stat_get(s, stat_lines[g][i], &v))
-				line_add(&l, "%s %" PRIu64,
-					 STATS_KEY(stat_lines[g][i]), v);
+			if (counter_str(c, stat_lines[g][i], v, sizeof(v)))
+				line_add(&l, "%s %s", STATS_KEY(stat_lines[g][i]), v);
 		text_emit(t, indent, &l);
 	}
 }
@@ -274,14 +344,14 @@ static void text_queue(struct line *l, const struct vhost_queue_get_rsp *q)
 
 /* ---- JSON --------------------------------------------------------------- */
 
-static void json_counters(struct jw *jw, const struct vhost_stats_get_rsp_dump *s)
+static void json_counters(struct jw *jw, const struct counters *c)
 {
-	uint64_t v;
+	char v[32];
 	int i;
 
 	for (i = VH_STATS_FIRST; i <= VHOST_A_STATS_MAX; i++)
-		if (vh_stat_get(s, i, &v))
-			jw_u64(jw, STATS_KEY(i), v);
+		if (counter_str(c, i, v, sizeof(v)))
+			jw_num(jw, STATS_KEY(i), v);
 }
 
 static void json_dev(struct jw *jw, const struct vhost_dev_get_rsp *d)
@@ -341,10 +411,12 @@ static void json_queue(struct jw *jw, const struct vhost_queue_get_rsp *q)
 static void json_nested_stats(struct jw *jw,
 			      const struct vhost_stats_get_rsp_dump *s)
 {
+	struct counters c = { .s = s };
+
 	if (!s)
 		return;
 	jw_obj_open(jw, "stats");
-	json_counters(jw, s);
+	json_counters(jw, &c);
 	jw_obj_close(jw);
 }
 
@@ -408,14 +480,18 @@ void vh_print_dev(struct vh_out *o, const struct vhost_dev_get_rsp *d,
 	if (!more)
 		return;
 	if (more->stats) {
+		struct counters c = { .s = more->stats };
+
 		fprintf(o->f, "    statistics:\n");
-		text_stats(&t, 8, more->stats);
+		text_stats(&t, 8, &c);
 	}
 	for (i = 0; more->queues && i < more->nqueues; i++) {
+		struct counters c = { .s = more->queue_stats[i] };
+
 		text_queue(&l, more->queue[i]);
 		text_emit(&t, 4, &l);
-		if (more->queue_stats[i])
-			text_stats(&t, 8, more->queue_stats[i]);
+		if (c.s)
+			text_stats(&t, 8, &c);
 	}
 }
 
@@ -436,8 +512,9 @@ void vh_print_queue(struct vh_out *o, const struct vhost_queue_get_rsp *q)
 	text_emit(&t, 0, &l);
 }
 
-void vh_print_stats(struct vh_out *o, const struct vhost_stats_get_rsp_dump *s)
+static void print_counters(struct vh_out *o, const struct counters *c)
 {
+	const struct vhost_stats_get_rsp_dump *s = c->s;
 	struct text t = { .f = o->f };
 	char buf[16];
 
@@ -451,7 +528,7 @@ void vh_print_stats(struct vh_out *o, const struct vhost_stats_get_rsp_dump *s)
 		if (s->_present.queue_type)
 			jw_str(o->jw, STATS_KEY(VHOST_A_STATS_QUEUE_TYPE),
 			       queue_type_str(s->queue_type, buf, sizeof(buf)));
-		json_counters(o->jw, s);
+		json_counters(o->jw, c);
 		jw_obj_close(o->jw);
 		return;
 	}
@@ -465,7 +542,7 @@ void vh_print_stats(struct vh_out *o, const struct vhost_stats_get_rsp_dump *s)
 		o->dev_id = s->dev_id;
 	}
 	if (!s->_present.queue_index) {
-		text_stats(&t, 4, s);
+		text_stats(&t, 4, c);
 		return;
 	}
 	fprintf(o->f, "    queue %u:", s->queue_index);
@@ -473,7 +550,155 @@ void vh_print_stats(struct vh_out *o, const struct vhost_stats_get_rsp_dump *s)
 		fprintf(o->f, " type %s",
 			queue_type_str(s->queue_type, buf, sizeof(buf)));
 	fputc('\n', o->f);
-	text_stats(&t, 8, s);
+	text_stats(&t, 8, c);
+}
+
+void vh_print_stats(struct vh_out *o, const struct vhost_stats_get_rsp_dump *s)
+{
+	struct counters c = { .s = s };
+
+	print_counters(o, &c);
+}
+
+void vh_print_rates(struct vh_out *o, struct vhost_stats_get_rsp_list *cur,
+		    struct vhost_stats_get_rsp_list *prev, double seconds)
+{
+	ynl_dump_foreach(cur, s) {
+		struct counters c = { .s = s, .seconds = seconds };
+
+		if (!s->_present.dev_id)
+			continue;
+		c.prev = vh_find_stats(prev, s->dev_id, s->_present.queue_index ?
+				       &s->queue_index : NULL);
+		if (c.prev)
+			print_counters(o, &c);
+	}
+}
+
+/* ---- OpenMetrics ----------------------------------------------------------- */
+
+/* Every family is vhost_<counter>, a counter's samples <family>_total. */
+#define OM_PREFIX	"vhost_"
+
+/* The first sentence of the counter's doc in the spec. */
+static const char *stat_help(int attr)
+{
+	unsigned int i;
+
+	for (i = 0; i < ARRAY_SIZE(vh_stats_help); i++)
+		if (!strcmp(vh_stats_help[i].name, STATS_KEY(attr)))
+			return vh_stats_help[i].help;
+	return STATS_KEY(attr);
+}
+
+/* A name of the spec as a metric or label name: "rx-packets", rx_packets. */
+static void om_name(FILE *f, const char *name)
+{
+	for (; *name; name++)
+		fputc(isalnum((unsigned char)*name) ? *name : '_', f);
+}
+
+/* A label value or a HELP text: \, " and newline escaped. */
+static void om_escape(FILE *f, const char *s)
+{
+	for (; *s; s++) {
+		if (*s == '\\' || *s == '"')
+			fputc('\\', f);
+		if (*s == '\n')
+			fputs("\\n", f);
+		else
+			fputc(*s, f);
+	}
+}
+
+static void om_label(FILE *f, bool *first, const char *key, const char *val)
+{
+	fputc(*first ? '{' : ',', f);
+	om_name(f, key);
+	fputs("=\"", f);
+	om_escape(f, val);
+	fputc('"', f);
+	*first = false;
+}
+
+static const struct vhost_dev_get_rsp *
+find_dev(struct vhost_dev_get_list *devs, uint32_t id)
+{
+	if (!devs)
+		return NULL;
+	ynl_dump_foreach(devs, d)
+		if (d->_present.id && d->id == id)
+			return d;
+	return NULL;
+}
+
+/*
+ * The labels of a sample: the device's name (from its id if it is gone),
+ * its backend when the kernel told it, the queue's index and type.
+ */
+static void om_labels(FILE *f, const struct vhost_stats_get_rsp_dump *s,
+		      struct vhost_dev_get_list *devs)
+{
+	const struct vhost_dev_get_rsp *d = NULL;
+	bool first = true;
+	char buf[24];
+
+	if (s->_present.dev_id) {
+		d = find_dev(devs, s->dev_id);
+		snprintf(buf, sizeof(buf), "vhost%u", s->dev_id);
+		om_label(f, &first, DEV_KEY(NAME),
+			 d && d->_present.name_len ? d->name : buf);
+	}
+	if (d && d->_present.backend_ifname_len)
+		om_label(f, &first, DEV_KEY(BACKEND_IFNAME), d->backend_ifname);
+	if (s->_present.queue_index) {
+		snprintf(buf, sizeof(buf), "%u", s->queue_index);
+		om_label(f, &first, STATS_KEY(VHOST_A_STATS_QUEUE_INDEX), buf);
+	}
+	if (s->_present.queue_type)
+		om_label(f, &first, STATS_KEY(VHOST_A_STATS_QUEUE_TYPE),
+			 queue_type_str(s->queue_type, buf, sizeof(buf)));
+	if (!first)
+		fputc('}', f);
+}
+
+static void om_family(FILE *f, int attr)
+{
+	fputs("# HELP " OM_PREFIX, f);
+	om_name(f, STATS_KEY(attr));
+	fputc(' ', f);
+	om_escape(f, stat_help(attr));
+	fputs("\n# TYPE " OM_PREFIX, f);
+	om_name(f, STATS_KEY(attr));
+	fputs(vh_stat_is_gauge(attr) ? " gauge\n" : " counter\n", f);
+}
+
+void vh_print_openmetrics(FILE *f, struct vhost_stats_get_rsp_list *stats,
+			  struct vhost_dev_get_list *devs)
+{
+	uint64_t v;
+	int attr;
+
+	/* the samples of a family together: a family per pass */
+	for (attr = VH_STATS_FIRST; attr <= VHOST_A_STATS_MAX; attr++) {
+		bool seen = false;
+
+		ynl_dump_foreach(stats, s) {
+			if (!vh_stat_get(s, attr, &v))
+				continue;
+			if (!seen)
+				om_family(f, attr);
+			seen = true;
+			fputs(OM_PREFIX, f);
+			om_name(f, STATS_KEY(attr));
+			if (!vh_stat_is_gauge(attr))
+				fputs("_total", f);
+			om_labels(f, s, devs);
+			fprintf(f, " %" PRIu64 "\n", v);
+		}
+	}
+	fputs("# EOF\n", f);
+	fflush(f);
 }
 
 /* ---- policy -------------------------------------------------------------- */
@@ -563,20 +788,43 @@ static const char *const event_names[] = {
 	[VH_EV_CHANGE]	= "change",
 };
 
-void vh_print_event(FILE *f, const struct vh_opts *opts, enum vh_event ev,
-		    const struct vhost_dev_get_rsp *d)
+void vh_timestamp_format(const struct timespec *ts, char *buf, size_t len)
 {
+	char date[32], zone[8];
+	struct tm tm;
+
+	localtime_r(&ts->tv_sec, &tm);
+	strftime(date, sizeof(date), "%Y-%m-%dT%H:%M:%S", &tm);
+	/* RFC 3339 wants +01:00 where strftime() says +0100 */
+	if (strftime(zone, sizeof(zone), "%z", &tm) != 5)
+		zone[0] = '\0';
+	snprintf(buf, len, "%s.%06ld%.3s%s%s", date, ts->tv_nsec / 1000, zone,
+		 zone[0] ? ":" : "", zone[0] ? zone + 3 : "");
+}
+
+void vh_print_event(FILE *f, const struct vh_opts *opts, enum vh_event ev,
+		    const struct vhost_dev_get_rsp *d,
+		    const struct timespec *ts)
+{
+	char stamp[64];
+
+	if (ts)
+		vh_timestamp_format(ts, stamp, sizeof(stamp));
 	if (opts->json) {
 		struct jw jw;
 
 		jw_init(&jw, f, opts->pretty);
 		jw_obj_open(&jw, NULL);
+		if (ts)
+			jw_str(&jw, "timestamp", stamp);
 		jw_str(&jw, "event", event_names[ev]);
 		json_dev(&jw, d);
 		jw_obj_close(&jw);
 	} else {
 		struct text t = { .f = f, .oneline = true, .started = true };
 
+		if (ts)
+			fprintf(f, "[%s] ", stamp);
 		fprintf(f, "[%s]", event_names[ev]);
 		text_dev(&t, d);
 	}

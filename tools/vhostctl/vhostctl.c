@@ -3,8 +3,10 @@
  * vhostctl: show, tune and watch vhost devices through the "vhost" generic
  * netlink family, with the client library YNL generates from its spec.
  *
- *   vhostctl [-j] [-p] [-s] [-n NETNS] [-V] { dev | queue | policy | show |
- *                                             set | stats | monitor | help } ...
+ *   vhostctl [-j] [-p] [-s] [-o FORMAT] [-i SECONDS] [-c COUNT] [-t]
+ *            [-n NETNS] [-V] { dev | queue | policy | show | set | stats |
+ *                              monitor | help } ...
+ *   vhostctl [OPTIONS] -b FILE
  *
  * See vhostctl(8).
  */
@@ -21,6 +23,12 @@
 #include <sys/signalfd.h>
 
 #include "vhostctl.h"
+
+/* A command ended by SIGINT or SIGTERM: a batch stops there too. */
+static bool interrupted;
+
+/* Words of a line of a batch, at most. */
+#define BATCH_MAX_WORDS	64
 
 static int oom(void)
 {
@@ -128,6 +136,42 @@ dump_queues(struct ynl_sock *ys, const uint32_t *dev_id, const char *dev)
 	return list;
 }
 
+/*
+ * SIGINT and SIGTERM as a file descriptor to poll, for the commands that
+ * run until one comes (monitor, stats -i): blocked until signals_end().
+ * -1 on error, said.
+ */
+static int signals_begin(sigset_t *old)
+{
+	sigset_t mask;
+	int sfd;
+
+	sigemptyset(&mask);
+	sigaddset(&mask, SIGINT);
+	sigaddset(&mask, SIGTERM);
+	sigprocmask(SIG_BLOCK, &mask, old);
+	sfd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
+	if (sfd < 0) {
+		fprintf(stderr, "Error: signalfd: %s.\n", strerror(errno));
+		sigprocmask(SIG_SETMASK, old, NULL);
+	}
+	return sfd;
+}
+
+/*
+ * Take the signals that came (so that unblocking them does not kill us:
+ * the command ended cleanly, a batch stops after it) and unblock them.
+ */
+static void signals_end(int sfd, const sigset_t *old)
+{
+	struct signalfd_siginfo si;
+
+	while (read(sfd, &si, sizeof(si)) == sizeof(si))
+		interrupted = true;
+	close(sfd);
+	sigprocmask(SIG_SETMASK, old, NULL);
+}
+
 /* ---- dev show ------------------------------------------------------------ */
 
 /* What -s adds to "show": statistics (-s), queues and theirs (-s -s). */
@@ -163,22 +207,6 @@ static int show_extra_fetch(struct ynl_sock *ys, int level,
 	return x->queue_stats ? 0 : -1;
 }
 
-static const struct vhost_stats_get_rsp_dump *
-find_stats(struct vhost_stats_get_rsp_list *list, uint32_t dev_id,
-	   const uint32_t *queue)
-{
-	if (!list)
-		return NULL;
-	ynl_dump_foreach(list, s) {
-		if (!s->_present.dev_id || s->dev_id != dev_id)
-			continue;
-		if (queue ? s->_present.queue_index && s->queue_index == *queue :
-			    !s->_present.queue_index)
-			return s;
-	}
-	return NULL;
-}
-
 /* One device of "show", with what -s asked for. */
 static int show_one(struct vh_out *o, const struct vhost_dev_get_rsp *d,
 		    int level, struct show_extra *x)
@@ -190,7 +218,7 @@ static int show_one(struct vh_out *o, const struct vhost_dev_get_rsp *d,
 		vh_print_dev(o, d, NULL);
 		return 0;
 	}
-	m.stats = find_stats(x->stats, d->id, NULL);
+	m.stats = vh_find_stats(x->stats, d->id, NULL);
 	if (m.queues) {
 		ynl_dump_foreach(x->queues, q)
 			n += q->_present.dev_id && q->dev_id == d->id;
@@ -207,7 +235,7 @@ static int show_one(struct vh_out *o, const struct vhost_dev_get_rsp *d,
 			m.queue[m.nqueues] = q;
 			m.queue_stats[m.nqueues++] =
 				q->_present.index ?
-				find_stats(x->queue_stats, d->id, &q->index) :
+				vh_find_stats(x->queue_stats, d->id, &q->index) :
 				NULL;
 		}
 	}
@@ -277,6 +305,94 @@ static int cmd_set(struct ynl_sock *ys, const struct vh_req *req)
 	return err ? -1 : 0;
 }
 
+/* "stats -o openmetrics": the devices give the samples their labels. */
+static int stats_openmetrics(struct ynl_sock *ys,
+			     struct vhost_stats_get_rsp_list *list)
+{
+	struct vhost_dev_get_list *devs = vhost_dev_get_dump(ys);
+
+	if (!devs)
+		return fail(ys, NULL);
+	vh_print_openmetrics(stdout, list, devs);
+	vhost_dev_get_list_free(devs);
+	return 0;
+}
+
+static double seconds_between(const struct timespec *a,
+			      const struct timespec *b)
+{
+	return (b->tv_sec - a->tv_sec) + (b->tv_nsec - a->tv_nsec) / 1e9;
+}
+
+/*
+ * Wait until seconds after t0 (CLOCK_MONOTONIC): 0, or 1 when a signal
+ * came on pfd first, -1 on error.
+ */
+static int wait_until(struct pollfd *pfd, const struct timespec *t0,
+		      uint32_t seconds)
+{
+	struct timespec now;
+	double left;
+
+	for (;;) {
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		left = seconds - seconds_between(t0, &now);
+		if (left <= 0)
+			return 0;
+		/* rounded up: never back before the interval is over */
+		if (poll(pfd, 1, (int)(left * 1000) + 1) < 0 && errno != EINTR) {
+			fprintf(stderr, "Error: poll: %s.\n", strerror(errno));
+			return -1;
+		}
+		if (pfd->revents)
+			return 1;
+	}
+}
+
+/*
+ * "stats -i": a dump at the start and one after each interval, the rates
+ * between the last two printed, opts->count times or until a signal.
+ */
+static int stats_rates(struct ynl_sock *ys, const struct vh_opts *opts,
+		       const struct vh_req *req, const uint32_t *filter)
+{
+	bool per_queue = req->scope == VH_SCOPE_QUEUE;
+	struct vhost_stats_get_rsp_list *prev, *cur;
+	struct pollfd pfd = { .events = POLLIN };
+	struct timespec t0, t1;
+	struct vh_out o;
+	sigset_t old;
+	uint32_t n;
+	int r = -1;
+
+	pfd.fd = signals_begin(&old);
+	if (pfd.fd < 0)
+		return -1;
+	prev = dump_stats(ys, filter, per_queue, req->sel.name);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	for (n = 0; prev && (!opts->count || n < opts->count); n++) {
+		r = wait_until(&pfd, &t0, opts->interval);
+		if (r)
+			break;
+		cur = dump_stats(ys, filter, per_queue, req->sel.name);
+		if (!cur) {
+			r = -1;
+			break;
+		}
+		clock_gettime(CLOCK_MONOTONIC, &t1);
+		vh_out_open(&o, stdout, opts);
+		vh_print_rates(&o, cur, prev, seconds_between(&t0, &t1));
+		vh_out_close(&o);
+		vhost_stats_get_rsp_list_free(prev);
+		prev = cur;
+		t0 = t1;
+	}
+	if (prev)
+		vhost_stats_get_rsp_list_free(prev);
+	signals_end(pfd.fd, &old);
+	return r < 0 ? -1 : 0;
+}
+
 static int cmd_stats(struct ynl_sock *ys, const struct vh_opts *opts,
 		     const struct vh_req *req)
 {
@@ -284,22 +400,29 @@ static int cmd_stats(struct ynl_sock *ys, const struct vh_opts *opts,
 	const uint32_t *filter = NULL;
 	struct vh_out o;
 	uint32_t id = 0;
+	int r = 0;
 
 	if (req->sel.kind != VH_SEL_ALL) {
 		if (resolve_id(ys, &req->sel, &id))
 			return -1;
 		filter = &id;
 	}
+	if (opts->interval)
+		return stats_rates(ys, opts, req, filter);
 	list = dump_stats(ys, filter, req->scope == VH_SCOPE_QUEUE,
 			  req->sel.name);
 	if (!list)
 		return -1;
-	vh_out_open(&o, stdout, opts);
-	ynl_dump_foreach(list, s)
-		vh_print_stats(&o, s);
-	vh_out_close(&o);
+	if (opts->openmetrics) {
+		r = stats_openmetrics(ys, list);
+	} else {
+		vh_out_open(&o, stdout, opts);
+		ynl_dump_foreach(list, s)
+			vh_print_stats(&o, s);
+		vh_out_close(&o);
+	}
 	vhost_stats_get_rsp_list_free(list);
-	return 0;
+	return r;
 }
 
 static int queue_show_one(struct ynl_sock *ys, const struct vh_opts *opts,
@@ -382,22 +505,30 @@ static int cmd_policy_set(struct ynl_sock *ys, const struct vh_req *req)
 
 /* ---- monitor -------------------------------------------------------------- */
 
+/* What arrived, stamped (-t) with the time it was read. */
 static void print_ntfs(struct ynl_sock *ys, const struct vh_opts *opts)
 {
+	const struct timespec *stamp = NULL;
 	struct ynl_ntf_base_type *ntf;
+	struct timespec ts;
 
+	if (opts->timestamp) {
+		clock_gettime(CLOCK_REALTIME, &ts);
+		stamp = &ts;
+	}
 	while ((ntf = ynl_ntf_dequeue(ys))) {
 		struct vhost_dev_get_ntf *n = (struct vhost_dev_get_ntf *)ntf;
 
 		switch (n->cmd) {
 		case VHOST_CMD_DEV_ADD_NTF:
-			vh_print_event(stdout, opts, VH_EV_ADD, &n->obj);
+			vh_print_event(stdout, opts, VH_EV_ADD, &n->obj, stamp);
 			break;
 		case VHOST_CMD_DEV_DEL_NTF:
-			vh_print_event(stdout, opts, VH_EV_DEL, &n->obj);
+			vh_print_event(stdout, opts, VH_EV_DEL, &n->obj, stamp);
 			break;
 		case VHOST_CMD_DEV_CHANGE_NTF:
-			vh_print_event(stdout, opts, VH_EV_CHANGE, &n->obj);
+			vh_print_event(stdout, opts, VH_EV_CHANGE, &n->obj,
+				       stamp);
 			break;
 		default:
 			break;
@@ -438,7 +569,7 @@ static int read_ntfs(struct ynl_sock *ys, const struct vh_opts *opts)
 static int cmd_monitor(struct ynl_sock *ys, const struct vh_opts *opts)
 {
 	struct pollfd pfd[2];
-	sigset_t mask;
+	sigset_t old;
 	int r = 0, sfd;
 
 	if (ynl_subscribe(ys, VHOST_MCGRP_MONITOR)) {
@@ -446,15 +577,9 @@ static int cmd_monitor(struct ynl_sock *ys, const struct vh_opts *opts)
 			VHOST_MCGRP_MONITOR, strerror(ys->err.code));
 		return -1;
 	}
-	sigemptyset(&mask);
-	sigaddset(&mask, SIGINT);
-	sigaddset(&mask, SIGTERM);
-	sigprocmask(SIG_BLOCK, &mask, NULL);
-	sfd = signalfd(-1, &mask, SFD_CLOEXEC);
-	if (sfd < 0) {
-		fprintf(stderr, "Error: signalfd: %s.\n", strerror(errno));
+	sfd = signals_begin(&old);
+	if (sfd < 0)
 		return -1;
-	}
 	pfd[0].fd = ynl_socket_get_fd(ys);
 	pfd[0].events = POLLIN;
 	pfd[1].fd = sfd;
@@ -474,7 +599,7 @@ static int cmd_monitor(struct ynl_sock *ys, const struct vh_opts *opts)
 			break;
 		}
 	}
-	close(sfd);
+	signals_end(sfd, &old);
 	return r;
 }
 
@@ -516,6 +641,9 @@ static int run(struct ynl_sock *ys, const struct vh_opts *opts,
 	       const struct vh_req *req)
 {
 	switch (req->cmd) {
+	case VH_CMD_HELP:	/* a line of a batch */
+		vh_usage(stdout, req->help);
+		return 0;
 	case VH_CMD_SHOW:
 		return cmd_show(ys, opts, req);
 	case VH_CMD_SET:
@@ -535,13 +663,88 @@ static int run(struct ynl_sock *ys, const struct vh_opts *opts,
 	}
 }
 
-int main(int argc, char **argv)
+/* The family's socket, or NULL when it cannot be opened, said. */
+static struct ynl_sock *sock_open(void)
 {
 	struct ynl_error yerr = {};
 	struct ynl_sock *ys;
+	char buf[600];
+
+	ys = ynl_sock_create(&ynl_vhost_family, &yerr);
+	if (!ys) {
+		if (!yerr.code)
+			yerr.code = errno ? errno : ENOMEM;
+		vh_sock_err_format(&yerr, buf, sizeof(buf));
+		fprintf(stderr, "%s\n", buf);
+	}
+	return ys;
+}
+
+/* A command of a batch; the socket is opened for the first that needs it. */
+static int run_line(struct ynl_sock **ys, const struct vh_opts *opts,
+		    const struct vh_req *req)
+{
+	if (req->cmd != VH_CMD_HELP && !*ys) {
+		*ys = sock_open();
+		if (!*ys)
+			return VH_EXIT_FAIL;
+	}
+	return run(*ys, opts, req) ? VH_EXIT_FAIL : VH_EXIT_OK;
+}
+
+/*
+ * -b FILE: each line a command, as on the command line after the options,
+ * which apply to every line (a line's own -i, -c, -o, -t win).  A failed
+ * command says why, then "Command failed FILE:LINE", and ends the batch
+ * (with -f the batch goes on); the status is the first failure's.
+ */
+static int run_batch(const struct vh_opts *opts, FILE *f)
+{
+	char *line = NULL, *words[BATCH_MAX_WORDS];
+	int lineno = 0, status = VH_EXIT_OK;
+	struct ynl_sock *ys = NULL;
+	size_t cap = 0;
+
+	while (!interrupted && getline(&line, &cap, f) >= 0) {
+		struct vh_opts lopts = *opts;
+		struct vh_req req;
+		int n, r;
+
+		lineno++;
+		n = vh_split_line(line, words, ARRAY_SIZE(words), &req);
+		if (!n)
+			continue;
+		if (n < 0 || vh_parse_command(n, words, &lopts, &req)) {
+			fprintf(stderr, "%s\n", req.err);
+			r = VH_EXIT_USAGE;
+		} else {
+			r = run_line(&ys, &lopts, &req);
+		}
+		if (r == VH_EXIT_OK)
+			continue;
+		fprintf(stderr, "Command failed %s:%d\n", opts->batch, lineno);
+		if (status == VH_EXIT_OK)
+			status = r;
+		if (!opts->force)
+			break;
+	}
+	if (ferror(f)) {
+		fprintf(stderr, "Error: reading \"%s\": %s.\n", opts->batch,
+			strerror(errno));
+		status = VH_EXIT_FAIL;
+	}
+	free(line);
+	if (ys)
+		ynl_sock_destroy(ys);
+	return status;
+}
+
+int main(int argc, char **argv)
+{
+	struct ynl_sock *ys;
+	FILE *batch = NULL;
 	struct vh_opts opts;
 	struct vh_req req;
-	char buf[600];
 	int r;
 
 	if (vh_parse_cmdline(argc, argv, &opts, &req)) {
@@ -563,16 +766,26 @@ int main(int argc, char **argv)
 		break;
 	}
 
+	/* a file that cannot be read fails before anything is sent */
+	if (req.cmd == VH_CMD_BATCH) {
+		batch = strcmp(opts.batch, "-") ? fopen(opts.batch, "r") : stdin;
+		if (!batch) {
+			fprintf(stderr, "Error: cannot open \"%s\": %s.\n",
+				opts.batch, strerror(errno));
+			return VH_EXIT_FAIL;
+		}
+	}
 	if (opts.netns && netns_switch(opts.netns))
 		return VH_EXIT_FAIL;
-	ys = ynl_sock_create(&ynl_vhost_family, &yerr);
-	if (!ys) {
-		if (!yerr.code)
-			yerr.code = errno ? errno : ENOMEM;
-		vh_sock_err_format(&yerr, buf, sizeof(buf));
-		fprintf(stderr, "%s\n", buf);
-		return VH_EXIT_FAIL;
+	if (batch) {
+		r = run_batch(&opts, batch);
+		if (batch != stdin)
+			fclose(batch);
+		return r;
 	}
+	ys = sock_open();
+	if (!ys)
+		return VH_EXIT_FAIL;
 	r = run(ys, &opts, &req);
 	ynl_sock_destroy(ys);
 	return r ? VH_EXIT_FAIL : VH_EXIT_OK;

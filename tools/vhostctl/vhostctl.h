@@ -8,11 +8,11 @@
  *
  *   parse.c     argv -> struct vh_opts + struct vh_req (what to do)
  *   req.c       struct vh_req -> the generated request structs
- *   print.c     the generated reply structs -> text or JSON
+ *   print.c     the generated reply structs -> text, JSON or OpenMetrics
  *   err.c       struct ynl_error -> the message for the user
  *   json.c      a small JSON writer (compact, or indented like json.tool)
- *   vhostctl.c  main(), -n (setns) and the commands: the only code with a
- *               socket or a namespace
+ *   vhostctl.c  main(), -n (setns), -b (batch) and the commands: the only
+ *               code with a socket, a namespace, a clock or a signal
  */
 #ifndef VHOSTCTL_H
 #define VHOSTCTL_H
@@ -22,6 +22,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>	/* ynl-priv.h needs it */
+#include <time.h>
 #include <net/if.h>
 
 #include "ynl.h"
@@ -41,12 +42,21 @@
 /* ---- command line ---------------------------------------------------- */
 
 struct vh_opts {
-	bool json;		/* -j */
+	bool json;		/* -j, -o json */
 	bool pretty;		/* -p */
 	int stats;		/* -s, once per -s */
 	bool version;		/* -V */
 	const char *netns;	/* -n NETNS: a name under VH_NETNS_RUN_DIR */
+	bool openmetrics;	/* -o openmetrics: stats for a scraper */
+	uint32_t interval;	/* -i SECONDS: stats as rates over it; 0: no */
+	uint32_t count;		/* -c COUNT: that many intervals; 0: until a signal */
+	bool timestamp;		/* -t: monitor stamps each event */
+	const char *batch;	/* -b FILE: commands from FILE, "-": stdin */
+	bool force;		/* -f: a batch goes on after a failed command */
 };
+
+/* The longest -i: poll() waits in milliseconds, in an int. */
+#define VH_INTERVAL_MAX		86400
 
 /* Where "ip netns add" keeps the named network namespaces ("ip -n"). */
 #define VH_NETNS_RUN_DIR	"/var/run/netns"
@@ -62,6 +72,7 @@ enum vh_cmd {
 	VH_CMD_MONITOR,		/* monitor */
 	VH_CMD_POLICY_SHOW,	/* policy show, show policy */
 	VH_CMD_POLICY_SET,	/* policy set ..., set policy ... */
+	VH_CMD_BATCH,		/* -b FILE */
 };
 
 enum vh_help {
@@ -131,6 +142,21 @@ struct vh_req {
  */
 int vh_parse_cmdline(int argc, char **argv, struct vh_opts *opts,
 		     struct vh_req *req);
+/*
+ * Parse one command, OBJECT and what follows (a line of a batch), into req;
+ * opts holds the options before it and takes those among its words
+ * ("stats -i 1").  Returns 0, or -1 with req->err set.
+ */
+int vh_parse_command(int argc, char **argv, struct vh_opts *opts,
+		     struct vh_req *req);
+/*
+ * Split a line of a batch into words, in place, as a shell would for the
+ * simple cases: blanks separate, '...' and "..." quote (a backslash escapes
+ * the next character but in '...'), a word starting with # comments out
+ * the rest of the line.  Returns the number of words (0: nothing to run),
+ * at most max - 1 with argv[n] = NULL, or -1 with req->err set.
+ */
+int vh_split_line(char *line, char **argv, int max, struct vh_req *req);
 /* Strict unsigned 32-bit number: decimal or 0x hex, nothing else. */
 int vh_get_u32(const char *s, uint32_t *val);
 /* "vhost" followed by decimal digits, as the kernel names devices. */
@@ -191,6 +217,18 @@ extern const struct ynl_policy_attr vhost_policy_policy[VHOST_A_POLICY_MAX + 1];
 /* Counter attr of s: true and *val when the kernel reported it. */
 bool vh_stat_get(const struct vhost_stats_get_rsp_dump *s, int attr,
 		 uint64_t *val);
+/* A counter that goes down as well as up (zcopy-pending): shown as is. */
+bool vh_stat_is_gauge(int attr);
+/*
+ * Per-second rate of a counter that went from prev to cur in seconds; a
+ * counter below its previous value was reset (the id went to a new device),
+ * and counts from 0.
+ */
+double vh_rate(uint64_t prev, uint64_t cur, double seconds);
+/* The reply of list for a device (queue NULL) or one of its queues. */
+const struct vhost_stats_get_rsp_dump *
+vh_find_stats(struct vhost_stats_get_rsp_list *list, uint32_t dev_id,
+	      const uint32_t *queue);
 
 struct jw;
 
@@ -229,13 +267,33 @@ void vh_print_queue(struct vh_out *o, const struct vhost_queue_get_rsp *q);
 /* One reply of "dev stats": a device's counters or a queue's. */
 void vh_print_stats(struct vh_out *o, const struct vhost_stats_get_rsp_dump *s);
 /*
+ * The replies of "stats -i" over an interval: of each object of cur also in
+ * prev, seconds before, each counter's rate per second over the interval,
+ * and gauges as they are now.
+ */
+void vh_print_rates(struct vh_out *o, struct vhost_stats_get_rsp_list *cur,
+		    struct vhost_stats_get_rsp_list *prev, double seconds);
+/*
+ * "stats -o openmetrics": the replies of stats as OpenMetrics text, one
+ * metric family per counter, each sample labelled by its device as devs
+ * has it (name, backend) and its queue; ends with "# EOF".
+ */
+void vh_print_openmetrics(FILE *f, struct vhost_stats_get_rsp_list *stats,
+			  struct vhost_dev_get_list *devs);
+/*
  * The policy of the network namespace ("policy show"): one line of text, or
  * one JSON object (not a list: there is one policy, as cli.py prints it).
  */
 void vh_print_policy(FILE *f, const struct vh_opts *opts,
 		     const struct vhost_policy_get_rsp *p);
-/* One monitor event: a line of text, or a JSON object, then "\n". */
+/*
+ * One monitor event: a line of text, or a JSON object, then "\n"; with ts
+ * (-t), stamped with that time.
+ */
 void vh_print_event(FILE *f, const struct vh_opts *opts, enum vh_event ev,
-		    const struct vhost_dev_get_rsp *d);
+		    const struct vhost_dev_get_rsp *d,
+		    const struct timespec *ts);
+/* ts as RFC 3339 local time with microseconds: 2024-11-26T10:00:00.123456+01:00 */
+void vh_timestamp_format(const struct timespec *ts, char *buf, size_t len);
 
 #endif /* VHOSTCTL_H */

@@ -12,6 +12,10 @@
  *                                 print the fixture devices as "show -j"
  *                                 would (for tests/run-tests to check
  *                                 against python3 -m json.tool)
+ *   test_vhostctl --sample-stats { -j | -o openmetrics } [-s -s]
+ *                                 print the fixture statistics as "stats"
+ *                                 would (for tests/openmetrics-check, a
+ *                                 real OpenMetrics parser)
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -423,6 +427,29 @@ static void test_parse_errors(void)
 		{ "-n ns1", "" },	/* no object: usage */
 		{ "-j", "" },	/* no object: usage */
 		{ "", "" },
+		/* stats -i, -c, -o; monitor -t; -b */
+		{ "stats -c 2", "Option \"-c\" needs \"-i\"" },
+		{ "-c 2 stats", "Option \"-c\" needs \"-i\"" },
+		{ "stats -i 0", "Invalid \"-i\" value \"0\", expected 1 to 86400" },
+		{ "stats -i 86401", "Invalid \"-i\" value \"86401\", expected 1 to 86400" },
+		{ "stats -i 1.5", "Invalid \"-i\" value \"1.5\", expected 1 to 86400" },
+		{ "stats -i 1 -c -1",
+		  "Invalid \"-c\" value \"-1\", expected 1 to 4294967295" },
+		{ "stats dev vhost0 -i", "Missing value for \"-i\"" },
+		{ "-i", "Missing value for \"-i\"" },
+		{ "stats -i 1 -o openmetrics",
+		  "\"-o openmetrics\" prints counters, not rates: it does not take \"-i\"" },
+		{ "-o yaml stats",
+		  "Invalid \"-o\" value \"yaml\", expected \"text\", \"json\" or \"openmetrics\"" },
+		{ "monitor -i 1", "Unknown keyword \"-i\", try \"vhostctl help\"" },
+		{ "monitor now -t", "Unknown keyword \"now\", try \"vhostctl help\"" },
+		{ "stats -t", "Unknown keyword \"-t\", try \"vhostctl dev help\"" },
+		{ "stats --intervals 1",
+		  "Unknown keyword \"--intervals\", try \"vhostctl dev help\"" },
+		{ "-j stats -i 1 -s", "Unknown keyword \"-s\", try \"vhostctl dev help\"" },
+		{ "-b cmds show", "Option \"-b\" takes no command, \"show\" belongs in the file" },
+		{ "-b a -b b", "Duplicate argument \"-b\"" },
+		{ "-b", "Missing value for \"-b\"" },
 	};
 	struct vh_opts o;
 	struct vh_req r;
@@ -525,6 +552,119 @@ static void test_parse_netns(void)
 	/* after the object it is a word of the command, not the option */
 	CHECK(parse("show -n t3", &o, &r) == -1 && !o.netns);
 	CHECK_STR(r.err, "Unknown keyword \"t3\", try \"vhostctl dev help\"");
+}
+
+/* -o, -i, -c and -t: before the object, or among the words of stats, monitor */
+static void test_parse_watch(void)
+{
+	struct vh_opts o;
+	struct vh_req r;
+
+	CHECK(parse("stats", &o, &r) == 0 && !o.interval && !o.count &&
+	      !o.openmetrics && !o.timestamp);
+	CHECK(parse("stats -i 2 -c 3", &o, &r) == 0 && r.cmd == VH_CMD_STATS &&
+	      o.interval == 2 && o.count == 3 && r.sel.kind == VH_SEL_ALL);
+	CHECK(parse("-i 5 stats dev tap0 scope queue", &o, &r) == 0 &&
+	      o.interval == 5 && !o.count && r.scope == VH_SCOPE_QUEUE &&
+	      r.sel.kind == VH_SEL_IFNAME);
+	CHECK(parse("dev stats vhost1 --count 2 --interval 1", &o, &r) == 0 &&
+	      o.interval == 1 && o.count == 2 && r.sel.kind == VH_SEL_NAME);
+
+	/* -o: the last of -j and -o wins */
+	CHECK(parse("stats -o openmetrics", &o, &r) == 0 && o.openmetrics &&
+	      !o.json);
+	CHECK(parse("-j stats dev vhost0 -o openmetrics", &o, &r) == 0 &&
+	      o.openmetrics && !o.json);
+	CHECK(parse("--output json stats", &o, &r) == 0 && o.json &&
+	      !o.openmetrics);
+	CHECK(parse("-o openmetrics -j stats", &o, &r) == 0 && o.json &&
+	      !o.openmetrics);
+	CHECK(parse("-j stats -o text", &o, &r) == 0 && !o.json &&
+	      !o.openmetrics);
+
+	/* -t: "ip -t monitor" and "monitor -t" */
+	CHECK(parse("monitor -t", &o, &r) == 0 && r.cmd == VH_CMD_MONITOR &&
+	      o.timestamp);
+	CHECK(parse("-t -j monitor", &o, &r) == 0 && o.timestamp && o.json);
+	CHECK(parse("monitor --timestamp", &o, &r) == 0 && o.timestamp);
+	CHECK(parse("monitor -t help", &o, &r) == 0 && r.cmd == VH_CMD_HELP);
+
+	CHECK(parse("stats -i 86400", &o, &r) == 0 && o.interval == 86400);
+	/* options before the object are for any command, as ip's are */
+	CHECK(parse("-t -i 1 show", &o, &r) == 0 && r.cmd == VH_CMD_SHOW);
+}
+
+/* -b FILE and the lines of a batch */
+static void test_parse_batch(void)
+{
+	struct vh_opts o, lo;
+	struct vh_req r;
+	char line[128];
+	char *w[8];
+
+	CHECK(parse("-b cmds", &o, &r) == 0 && r.cmd == VH_CMD_BATCH &&
+	      o.batch && !strcmp(o.batch, "cmds") && !o.force);
+	CHECK(parse("-j -f --batch - ", &o, &r) == 0 && r.cmd == VH_CMD_BATCH &&
+	      !strcmp(o.batch, "-") && o.force && o.json);
+
+	/* words: blanks, quotes, backslashes, comments */
+	snprintf(line, sizeof(line), "  set dev\ttap0  busypoll-us 50\n");
+	CHECK(vh_split_line(line, w, 8, &r) == 5);
+	CHECK_STR(w[0], "set");
+	CHECK_STR(w[2], "tap0");
+	CHECK_STR(w[4], "50");
+	CHECK(!w[5]);
+	snprintf(line, sizeof(line), "show 'a b' \"c\\\"d\" e\\ f g'h'i # x y");
+	CHECK(vh_split_line(line, w, 8, &r) == 5);
+	CHECK_STR(w[1], "a b");
+	CHECK_STR(w[2], "c\"d");
+	CHECK_STR(w[3], "e f");
+	CHECK_STR(w[4], "ghi");
+	snprintf(line, sizeof(line), "show a#b ''");
+	CHECK(vh_split_line(line, w, 8, &r) == 3);
+	CHECK_STR(w[1], "a#b");
+	CHECK_STR(w[2], "");
+	snprintf(line, sizeof(line), "   # a comment\n");
+	CHECK(vh_split_line(line, w, 8, &r) == 0 && !w[0]);
+	snprintf(line, sizeof(line), "\n");
+	CHECK(vh_split_line(line, w, 8, &r) == 0);
+	snprintf(line, sizeof(line), "show 'tap0");
+	CHECK(vh_split_line(line, w, 8, &r) == -1);
+	CHECK_STR(r.err, "Missing closing quote '");
+	snprintf(line, sizeof(line), "a b c d e f g h");
+	CHECK(vh_split_line(line, w, 8, &r) == -1);
+	CHECK_STR(r.err, "Too many words, more than 7");
+
+	/* a line: the command line's options, and its own for stats */
+	CHECK(parse("-j -n ns1 -b -", &o, &r) == 0);
+	lo = o;
+	snprintf(line, sizeof(line), "stats dev tap0 -i 2 -c 1");
+	CHECK(vh_split_line(line, w, 8, &r) == 7 &&
+	      vh_parse_command(7, w, &lo, &r) == 0);
+	CHECK(r.cmd == VH_CMD_STATS && r.sel.kind == VH_SEL_IFNAME &&
+	      lo.interval == 2 && lo.count == 1 && lo.json &&
+	      !strcmp(lo.netns, "ns1"));
+	CHECK(!o.interval);
+	lo = o;
+	snprintf(line, sizeof(line), "set vhost0 zerocopy on");
+	CHECK(vh_split_line(line, w, 8, &r) == 4 &&
+	      vh_parse_command(4, w, &lo, &r) == 0 && r.cmd == VH_CMD_SET &&
+	      r.set.zerocopy == 1);
+	/* the options of the command line are not taken in a line */
+	lo = o;
+	snprintf(line, sizeof(line), "-j show");
+	CHECK(vh_split_line(line, w, 8, &r) == 2 &&
+	      vh_parse_command(2, w, &lo, &r) == -1);
+	CHECK_STR(r.err, "Object \"-j\" is unknown, try \"vhostctl help\"");
+	lo = o;
+	snprintf(line, sizeof(line), "set vhost0 zerocopy maybe");
+	CHECK(vh_split_line(line, w, 8, &r) == 4 &&
+	      vh_parse_command(4, w, &lo, &r) == -1);
+	CHECK_STR(r.err, "Invalid \"zerocopy\" value \"maybe\", expected \"on\" or \"off\"");
+	snprintf(line, sizeof(line), "dev help");
+	CHECK(vh_split_line(line, w, 8, &r) == 2 &&
+	      vh_parse_command(2, w, &lo, &r) == 0 && r.cmd == VH_CMD_HELP &&
+	      r.help == VH_HELP_DEV);
 }
 
 static void test_get_u32(void)
@@ -938,17 +1078,25 @@ static int count_lines(const char *s)
 	return n;
 }
 
-static char *render_event(const struct vhost_dev_get_rsp *d,
-			  enum vh_event ev, bool json)
+/* A monitor event, stamped with ts unless NULL. */
+static char *render_event_at(const struct vhost_dev_get_rsp *d,
+			     enum vh_event ev, bool json,
+			     const struct timespec *ts)
 {
-	struct vh_opts opts = { .json = json };
+	struct vh_opts opts = { .json = json, .timestamp = !!ts };
 	char *buf = NULL;
 	size_t len = 0;
 	FILE *f = open_memstream(&buf, &len);
 
-	vh_print_event(f, &opts, ev, d);
+	vh_print_event(f, &opts, ev, d, ts);
 	fclose(f);
 	return buf;
+}
+
+static char *render_event(const struct vhost_dev_get_rsp *d,
+			  enum vh_event ev, bool json)
+{
+	return render_event_at(d, ev, json, NULL);
 }
 
 #define DEV_TEXT							\
@@ -1267,6 +1415,265 @@ static void test_print_stats(void)
 	free(s);
 }
 
+/* n replies chained as a dump returns them. */
+static struct vhost_stats_get_rsp_list *
+stats_list(struct vhost_stats_get_rsp_list *node, int n)
+{
+	int i;
+
+	for (i = 0; i < n; i++)
+		node[i].next = i + 1 < n ? &node[i + 1] : (void *)YNL_LIST_END;
+	return n ? node : (void *)YNL_LIST_END;
+}
+
+static struct vhost_dev_get_list *dev_list(struct vhost_dev_get_list *node,
+					   int n)
+{
+	int i;
+
+	for (i = 0; i < n; i++)
+		node[i].next = i + 1 < n ? &node[i + 1] : (void *)YNL_LIST_END;
+	return n ? node : (void *)YNL_LIST_END;
+}
+
+static char *render_rates(struct vhost_stats_get_rsp_list *cur,
+			  struct vhost_stats_get_rsp_list *prev,
+			  double seconds, bool json, bool pretty)
+{
+	struct vh_opts opts = { .json = json, .pretty = pretty };
+	struct vh_out o;
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+
+	vh_out_open(&o, f, &opts);
+	vh_print_rates(&o, cur, prev, seconds);
+	vh_out_close(&o);
+	fclose(f);
+	return buf;
+}
+
+static void test_rate(void)
+{
+	CHECK(vh_rate(10, 30, 2) == 10);
+	CHECK(vh_rate(5, 5, 1) == 0);
+	CHECK(vh_rate(0, 5000000000ull, 0.5) == 1e10);
+	/* below the last value: reset, counted from 0 */
+	CHECK(vh_rate(100, 6, 2) == 3);
+	CHECK(vh_rate(1, 2, 0) == 0);
+	CHECK(vh_stat_is_gauge(VHOST_A_STATS_ZCOPY_PENDING));
+	CHECK(!vh_stat_is_gauge(VHOST_A_STATS_TX_PACKETS));
+	CHECK(!vh_stat_is_gauge(VHOST_A_STATS_ZCOPY_IN_ORDER));
+}
+
+/* "stats -i": two dumps of vhost3's queues 2 s apart */
+static void test_print_rates(void)
+{
+	struct vhost_stats_get_rsp_list p[2], c[4];
+	struct vhost_stats_get_rsp_list *prev, *cur;
+	char *s;
+
+	fixture_stats(&p[0].obj, 0);
+	fixture_stats(&p[1].obj, 1);
+	prev = stats_list(p, 2);
+	fixture_stats(&c[0].obj, 0);
+	fixture_stats(&c[1].obj, 1);
+	/* a queue and a device that were not there 2 s ago: no rate */
+	fixture_stats(&c[2].obj, 0);
+	c[2].obj.queue_index = 2;
+	fixture_stats(&c[3].obj, 0);
+	c[3].obj.dev_id = 4;
+	cur = stats_list(c, 4);
+	stat_set(&c[0].obj, VHOST_A_STATS_RX_PACKETS, 30);
+	stat_set(&c[0].obj, VHOST_A_STATS_RX_BYTES, 1920);
+	stat_set(&c[0].obj, VHOST_A_STATS_KICKS, 4);
+	stat_set(&c[0].obj, VHOST_A_STATS_METAMAP_FAST, 61);
+	stat_set(&c[1].obj, VHOST_A_STATS_TX_PACKETS, 5000000003ull);
+	stat_set(&c[1].obj, VHOST_A_STATS_KICKS, 5);
+	stat_set(&c[1].obj, VHOST_A_STATS_ZCOPY_SENT, 5);
+	stat_set(&c[1].obj, VHOST_A_STATS_ZCOPY_PENDING, 7);	/* a gauge */
+	s = render_rates(cur, prev, 2, false, false);
+	CHECK_STR(s, "vhost3:\n"
+		  "    queue 0: type rx\n"
+		  "        rx-packets 10 rx-bytes 640\n"
+		  "        kicks 0.5 calls 0\n"
+		  "        metamap-fast 0.5\n"
+		  "    queue 1: type tx\n"
+		  "        tx-packets 1.5 tx-errors 0\n"
+		  "        kicks 0.5\n"
+		  "        zcopy-sent 0.5 zcopy-copied 0 zcopy-hol-stalls 0 zcopy-pending 7\n");
+	free(s);
+	s = render_rates(cur, prev, 2, true, false);
+	CHECK_STR(s, "[{\"dev-id\":3,\"queue-index\":0,\"queue-type\":\"rx\","
+		  "\"rx-packets\":10,\"rx-bytes\":640,\"kicks\":0.5,\"calls\":0,"
+		  "\"metamap-fast\":0.5},{\"dev-id\":3,\"queue-index\":1,"
+		  "\"queue-type\":\"tx\",\"tx-packets\":1.5,\"kicks\":0.5,"
+		  "\"zcopy-sent\":0.5,\"zcopy-copied\":0,\"zcopy-pending\":7,"
+		  "\"zcopy-hol-stalls\":0,\"tx-errors\":0}]\n");
+	free(s);
+
+	/* two decimals at most, as Python prints them; a counter reset */
+	stat_set(&c[0].obj, VHOST_A_STATS_RX_PACKETS, 11);	/* 1 in 3 s */
+	stat_set(&c[0].obj, VHOST_A_STATS_RX_BYTES, 642);	/* 2 in 3 s */
+	stat_set(&c[0].obj, VHOST_A_STATS_KICKS, 3 + 3000000);
+	stat_set(&c[0].obj, VHOST_A_STATS_CALLS, 2);		/* was 4 */
+	s = render_rates(cur, prev, 3, false, false);
+	CHECK(s && !strncmp(s, "vhost3:\n    queue 0: type rx\n"
+			    "        rx-packets 0.33 rx-bytes 0.67\n"
+			    "        kicks 1000000 calls 0.67\n", 86));
+	free(s);
+
+	/* a counter the first dump did not have: no rate for it */
+	p[0].obj._present.calls = 0;
+	s = render_rates(cur, prev, 3, false, false);
+	CHECK(s && strstr(s, "        kicks 1000000\n        metamap-fast"));
+	free(s);
+
+	/* nothing in common: an empty listing */
+	s = render_rates(stats_list(c + 3, 1), prev, 1, true, false);
+	CHECK_STR(s, "[]\n");
+	free(s);
+	s = render_rates(stats_list(c + 3, 1), prev, 1, false, false);
+	CHECK_STR(s, "");
+	free(s);
+}
+
+/* The HELP lines: the first sentence of each counter's doc in the spec. */
+#define OM_FAMILY(name, type, help)					\
+	"# HELP vhost_" name " " help "\n# TYPE vhost_" name " " type "\n"
+#define HELP_RX_PACKETS	"Packets written into guest RX buffers."
+#define HELP_ZCOPY_PENDING "TX packets sent zero-copy and not completed yet (a gauge)."
+#define OM_Q0	"{name=\"vhost3\",backend_ifname=\"tap0\",queue_index=\"0\",queue_type=\"rx\"}"
+#define OM_Q1	"{name=\"vhost3\",backend_ifname=\"tap0\",queue_index=\"1\",queue_type=\"tx\"}"
+
+static char *render_openmetrics(struct vhost_stats_get_rsp_list *stats,
+				struct vhost_dev_get_list *devs)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+
+	vh_print_openmetrics(f, stats, devs);
+	fclose(f);
+	return buf;
+}
+
+/* The OpenMetrics of vhost3's device counters: every one, once, with help. */
+static void check_families(const char *s)
+{
+	int i;
+
+	CHECK(count_lines(s) == 3 * (VHOST_A_STATS_MAX - VH_STATS_FIRST + 1) + 1);
+	for (i = VH_STATS_FIRST; i <= VHOST_A_STATS_MAX; i++) {
+		const char *sample, *help;
+		char want[160], name[64];
+		int j;
+
+		snprintf(name, sizeof(name), "%s", vhost_stats_policy[i].name);
+		for (j = 0; name[j]; j++)
+			name[j] = name[j] == '-' ? '_' : name[j];
+		snprintf(want, sizeof(want), "\nvhost_%s%s{name=\"vhost3\"} %llu\n",
+			 name, vh_stat_is_gauge(i) ? "" : "_total",
+			 (unsigned long long)dev_counters[i]);
+		sample = s ? strstr(s, want) : NULL;
+		snprintf(want, sizeof(want), "# HELP vhost_%s ", name);
+		help = s ? strstr(s, want) : NULL;
+		/* the sample, after a HELP line with a text */
+		if (!sample || !help || help > sample ||
+		    help[strlen(want)] == '\n') {
+			printf("# no family for %s\n", name);
+			failures++;
+		}
+	}
+}
+
+static void test_print_openmetrics(void)
+{
+	struct vhost_stats_get_rsp_list st[3];
+	struct vhost_dev_get_list d[2];
+	char *s;
+	int i;
+
+	/* queue scope: a family per counter, samples labelled by queue */
+	fixture_dev(&d[0].obj, true);
+	fixture_stats(&st[0].obj, 0);
+	fixture_stats(&st[1].obj, 1);
+	s = render_openmetrics(stats_list(st, 2), dev_list(d, 1));
+	CHECK_STR(s,
+		  OM_FAMILY("rx_packets", "counter", HELP_RX_PACKETS)
+		  "vhost_rx_packets_total" OM_Q0 " 10\n"
+		  OM_FAMILY("rx_bytes", "counter",
+			    "Bytes of those packets, virtio-net header excluded.")
+		  "vhost_rx_bytes_total" OM_Q0 " 640\n"
+		  OM_FAMILY("tx_packets", "counter",
+			    "Packets taken from guest TX buffers and accepted by the backend (sent zero-copy or copied).")
+		  "vhost_tx_packets_total" OM_Q1 " 5000000000\n"
+		  OM_FAMILY("kicks", "counter",
+			    "Guest kicks: writes to the queue's kick eventfd while vhost polls it, each counted as it arrives (also when the queue's work is already pending).")
+		  "vhost_kicks_total" OM_Q0 " 3\n"
+		  "vhost_kicks_total" OM_Q1 " 4\n"
+		  OM_FAMILY("calls", "counter",
+			    "Guest notifications (signals of the queue's call eventfd).")
+		  "vhost_calls_total" OM_Q0 " 4\n"
+		  OM_FAMILY("zcopy_sent", "counter",
+			    "TX packets sent zero-copy whose transmission completed without their pages being copied; counted at completion.")
+		  "vhost_zcopy_sent_total" OM_Q1 " 4\n"
+		  OM_FAMILY("zcopy_copied", "counter",
+			    "TX packets copied while zero-copy was on, being shorter than zcopy-min-len.")
+		  "vhost_zcopy_copied_total" OM_Q1 " 5\n"
+		  OM_FAMILY("zcopy_pending", "gauge", HELP_ZCOPY_PENDING)
+		  "vhost_zcopy_pending" OM_Q1 " 0\n"
+		  OM_FAMILY("zcopy_hol_stalls", "counter",
+			    "TX packets copied while zero-copy was on because too many zero-copy buffers were pending (head-of-line blocking: buffers complete in order).")
+		  "vhost_zcopy_hol_stalls_total" OM_Q1 " 6\n"
+		  OM_FAMILY("metamap_fast", "counter",
+			    "Ring accesses through the metadata direct map.")
+		  "vhost_metamap_fast_total" OM_Q0 " 60\n"
+		  OM_FAMILY("tx_errors", "counter",
+			    "TX packets the backend refused: returned to the guest unsent, not in tx-packets.")
+		  "vhost_tx_errors_total" OM_Q1 " 0\n"
+		  "# EOF\n");
+	free(s);
+
+	/*
+	 * Device scope: label values escaped; a device without a backend
+	 * (or an unprivileged view of it); one gone since the dump, by the
+	 * name its id gives.
+	 */
+	d[0].obj.backend_ifname = (char *)"t\"a\\p\n";
+	fixture_dev(&d[1].obj, false);
+	d[1].obj.id = 5;
+	d[1].obj.name = (char *)"vhost5";
+	for (i = 0; i < 3; i++) {
+		memset(&st[i].obj, 0, sizeof(st[i].obj));
+		st[i].obj._present.dev_id = 1;
+		st[i].obj.dev_id = 3 + i;
+		stat_set(&st[i].obj, VHOST_A_STATS_RX_PACKETS, i);
+	}
+	stat_set(&st[0].obj, VHOST_A_STATS_ZCOPY_PENDING, 2);
+	s = render_openmetrics(stats_list(st, 3), dev_list(d, 2));
+	CHECK_STR(s,
+		  OM_FAMILY("rx_packets", "counter", HELP_RX_PACKETS)
+		  "vhost_rx_packets_total{name=\"vhost3\",backend_ifname=\"t\\\"a\\\\p\\n\"} 0\n"
+		  "vhost_rx_packets_total{name=\"vhost4\"} 1\n"
+		  "vhost_rx_packets_total{name=\"vhost5\"} 2\n"
+		  OM_FAMILY("zcopy_pending", "gauge", HELP_ZCOPY_PENDING)
+		  "vhost_zcopy_pending{name=\"vhost3\",backend_ifname=\"t\\\"a\\\\p\\n\"} 2\n"
+		  "# EOF\n");
+	free(s);
+
+	/* every counter of the spec: a family each, with its help */
+	fixture_stats(&st[0].obj, -1);
+	s = render_openmetrics(stats_list(st, 1), dev_list(d, 0));
+	check_families(s);
+	free(s);
+
+	/* nothing: the end alone */
+	s = render_openmetrics(stats_list(st, 0), dev_list(d, 0));
+	CHECK_STR(s, "# EOF\n");
+	free(s);
+}
+
 static void test_json_escape(void)
 {
 	struct vhost_dev_get_rsp d;
@@ -1316,6 +1723,44 @@ static void test_print_event(void)
 	s = render_event(&d, VH_EV_DEL, true);
 	CHECK_STR(s, "{\"event\":\"del\",\"id\":3,\"name\":\"vhost3\",\"type\":\"net\"}\n");
 	free(s);
+}
+
+/* monitor -t: RFC 3339, local time with its offset, microseconds */
+static void test_timestamps(void)
+{
+	struct timespec ts = { .tv_sec = 1732615200, .tv_nsec = 123456789 };
+	struct vhost_dev_get_rsp d;
+	char buf[64], *s;
+
+	setenv("TZ", "UTC", 1);
+	tzset();
+	vh_timestamp_format(&ts, buf, sizeof(buf));
+	CHECK_STR(buf, "2024-11-26T10:00:00.123456+00:00");
+	ts.tv_nsec = 999;
+	vh_timestamp_format(&ts, buf, sizeof(buf));
+	CHECK_STR(buf, "2024-11-26T10:00:00.000000+00:00");
+	setenv("TZ", "<-0330>3:30", 1);
+	tzset();
+	vh_timestamp_format(&ts, buf, sizeof(buf));
+	CHECK_STR(buf, "2024-11-26T06:30:00.000000-03:30");
+	setenv("TZ", "UTC", 1);
+	tzset();
+
+	memset(&d, 0, sizeof(d));
+	d._present.name_len = 6;
+	d.name = (char *)"vhost3";
+	d._present.type = 1;
+	d.type = VHOST_DEV_TYPE_NET;
+	ts.tv_nsec = 5000;
+	s = render_event_at(&d, VH_EV_DEL, false, &ts);
+	CHECK_STR(s, "[2024-11-26T10:00:00.000005+00:00] [del] vhost3: type net\n");
+	free(s);
+	s = render_event_at(&d, VH_EV_ADD, true, &ts);
+	CHECK_STR(s, "{\"timestamp\":\"2024-11-26T10:00:00.000005+00:00\","
+		  "\"event\":\"add\",\"name\":\"vhost3\",\"type\":\"net\"}\n");
+	free(s);
+	unsetenv("TZ");
+	tzset();
 }
 
 static char *render_policy(const struct vhost_policy_get_rsp *p, bool json,
@@ -1729,6 +2174,8 @@ static const struct {
 	{ "parse_errors", test_parse_errors },
 	{ "parse_policy", test_parse_policy },
 	{ "parse_netns", test_parse_netns },
+	{ "parse_watch_options", test_parse_watch },
+	{ "parse_batch", test_parse_batch },
 	{ "parse_u32", test_get_u32 },
 	{ "vhost_name", test_vhost_name },
 	{ "requests", test_requests },
@@ -1739,8 +2186,12 @@ static const struct {
 	{ "print_json_pretty", test_print_json_pretty },
 	{ "print_queues", test_print_queues },
 	{ "print_stats", test_print_stats },
+	{ "rate", test_rate },
+	{ "print_rates", test_print_rates },
+	{ "print_openmetrics", test_print_openmetrics },
 	{ "json_escape", test_json_escape },
 	{ "print_monitor_events", test_print_event },
+	{ "monitor_timestamps", test_timestamps },
 	{ "print_policy", test_print_policy },
 	{ "errors_from_ynl", test_errors },
 	{ "error_strings", test_error_strings },
@@ -1770,6 +2221,57 @@ static int sample_json(int argc, char **argv)
 	return 0;
 }
 
+/*
+ * The statistics of two devices, vhost3 with a backend whose name needs
+ * escaping, vhost4 without one, as "vhostctl [-s -s] stats" prints them
+ * with -j or -o openmetrics: device scope, or with -s -s queue scope.
+ */
+static int sample_stats(int argc, char **argv)
+{
+	struct vhost_stats_get_rsp_list st[3];
+	struct vhost_dev_get_list d[2];
+	struct vh_opts opts = {};
+	struct vh_out o;
+	int i, n = 2;
+
+	for (i = 2; i < argc; i++) {
+		if (!strcmp(argv[i], "-j"))
+			opts.json = true;
+		else if (!strcmp(argv[i], "-s"))
+			opts.stats++;
+		else if (!strcmp(argv[i], "-o") && i + 1 < argc &&
+			 !strcmp(argv[++i], "openmetrics"))
+			opts.openmetrics = true;
+		else
+			return 2;
+	}
+	fixture_dev(&d[0].obj, true);
+	d[0].obj.backend_ifname = (char *)"tap\"0\\";
+	fixture_dev(&d[1].obj, false);
+	d[1].obj.id = 4;
+	d[1].obj.name = (char *)"vhost4";
+	if (opts.stats >= 2) {
+		fixture_stats(&st[0].obj, 0);
+		fixture_stats(&st[1].obj, 1);
+		fixture_stats(&st[2].obj, 1);
+		st[2].obj.dev_id = 4;
+		n = 3;
+	} else {
+		fixture_stats(&st[0].obj, -1);
+		fixture_stats(&st[1].obj, -1);
+		st[1].obj.dev_id = 4;
+	}
+	if (opts.openmetrics) {
+		vh_print_openmetrics(stdout, stats_list(st, n), dev_list(d, 2));
+		return 0;
+	}
+	vh_out_open(&o, stdout, &opts);
+	for (i = 0; i < n; i++)
+		vh_print_stats(&o, &st[i].obj);
+	vh_out_close(&o);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	unsigned int i, n = ARRAY_SIZE(tests);
@@ -1777,6 +2279,8 @@ int main(int argc, char **argv)
 
 	if (argc > 1 && !strcmp(argv[1], "--sample-json"))
 		return sample_json(argc, argv);
+	if (argc > 1 && !strcmp(argv[1], "--sample-stats"))
+		return sample_stats(argc, argv);
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	printf("TAP version 13\n1..%u\n", n);
 	for (i = 0; i < n; i++) {

@@ -6,7 +6,10 @@
 # traffic generator's own counts and against the kernel's YNL cli.py, text
 # against JSON, a device named by its id and by its TAP, every error path
 # (status, message, nothing changed), callers without CAP_NET_ADMIN,
-# monitor seeing devices come, change and go, and namespaces: -n NETNS
+# monitor seeing devices come, change and go (-t: stamped), rates over
+# intervals of traffic the holder sends (stats -i), the OpenMetrics output
+# through a real parser (tests/openmetrics-check, prometheus_client's),
+# batches (-b) that stop at a failed line, and namespaces: -n NETNS
 # selecting another namespace's devices, the host's vhost policy (refused in
 # a namespace of the host's own; in a tenant's, a namespace owned by a user
 # namespace of uid 65534, what the host grants is what its root may set, and
@@ -16,7 +19,8 @@
 # script is in, else vhostctl in $PATH; $VHOST_NET_HOLD, else vhost_net_hold
 # in the current directory (the selftests' build directory) or next to this
 # script; $YNL_CLI (tools/net/ynl/cli.py of a 6.12 tree), else the one of
-# build/linux, with $YNL_SPEC and $YNL_SCHEMA.
+# build/linux, with $YNL_SPEC and $YNL_SCHEMA; $OM_CHECK, else
+# tools/vhostctl/tests/openmetrics-check of the source tree.
 #
 #   vhostctl.sh [-t TEST]...     run only these tests (the others: SKIP)
 set -u
@@ -53,6 +57,7 @@ YNL_CLI=${YNL_CLI:-$top/build/linux/tools/net/ynl/cli.py}
 YNL_SPEC=${YNL_SPEC:-$top/Documentation/netlink/specs/vhost.yaml}
 YNL_SCHEMA=${YNL_SCHEMA:-$(dirname "$YNL_CLI")/../../../Documentation/netlink/genetlink.yaml}
 PY=$(command -v python3)
+OM_CHECK=${OM_CHECK:-$top/tools/vhostctl/tests/openmetrics-check}
 SETPRIV=$(command -v setpriv)
 SYS=/sys/class/vhost
 NETNS_DIR=/var/run/netns
@@ -213,6 +218,59 @@ def cmd_queue_stats_text(text_path, json_path):
             msgs.append('line %r' % line)
     if blocks != js:
         msgs.append('text %s\njson %s' % (blocks, js))
+    fail(msgs)
+
+def rate_lines(path, n):
+    """the JSON arrays of 'stats -j -i', one per interval"""
+    lines = open(path).read().rstrip('\n').split('\n')
+    if len(lines) != int(n):
+        fail(['%d intervals printed, %s asked for' % (len(lines), n)])
+    return [json.loads(line) for line in lines]
+
+def cmd_rates(path, n, pkts0, pkts1, bytes0, bytes1):
+    """'stats -j -i 1 -c N' of one device sending all along, between two
+    sysfs reads: each interval's TX rate positive, their sum at most what
+    was sent in between (an interval lasts at least its second), bytes at
+    the packets' size; the gauge an integer"""
+    msgs, total = [], 0
+    sent = int(pkts1) - int(pkts0)
+    size = (int(bytes1) - int(bytes0)) / sent if sent else 0
+    for i, objs in enumerate(rate_lines(path, n)):
+        if len(objs) != 1:
+            msgs.append('interval %d: %d objects' % (i, len(objs)))
+            continue
+        r = objs[0]
+        if not r.get('tx-packets', 0) > 0:
+            msgs.append('interval %d: tx-packets %r' % (i, r.get('tx-packets')))
+            continue
+        total += r['tx-packets']
+        # both rounded to 0.01/s: the bytes' rate within size * 0.01
+        if abs(r.get('tx-bytes', -1) - size * r['tx-packets']) > size * 0.01 + 0.01:
+            msgs.append('interval %d: tx-bytes %r for %r packets of %r bytes'
+                        % (i, r.get('tx-bytes'), r['tx-packets'], size))
+        if not isinstance(r.get('zcopy-pending'), int) or r['zcopy-pending'] < 0:
+            msgs.append('interval %d: zcopy-pending %r' % (i, r.get('zcopy-pending')))
+    if total > sent + 0.01 * int(n):
+        msgs.append('%s packets per second in all, %d sent in the meantime'
+                    % (total, sent))
+    fail(msgs)
+
+def cmd_rates_idle(path, n, stats_path):
+    """'stats -j -i 1 -c N scope queue' of a device that sends nothing: its
+    queues each interval, TX at 0/s, zcopy-pending as 'stats -j' has it"""
+    st = load(stats_path)
+    msgs = []
+    for i, objs in enumerate(rate_lines(path, n)):
+        if [o['queue-index'] for o in objs] != [o['queue-index'] for o in st]:
+            msgs.append('interval %d: queues %s' % (i, [o.get('queue-index') for o in objs]))
+        for o, s in zip(objs, st):
+            for k, v in o.items():
+                if k == 'zcopy-pending' and v != s.get(k):
+                    msgs.append('interval %d: zcopy-pending %r, stats %r' % (i, v, s.get(k)))
+                elif k.startswith(('tx-', 'zcopy-')) and k != 'zcopy-pending' and v != 0:
+                    msgs.append('interval %d queue %d: %s %r/s' % (i, o['queue-index'], k, v))
+            if set(o) != set(s):
+                msgs.append('interval %d: keys %s, stats %s' % (i, sorted(o), sorted(s)))
     fail(msgs)
 
 def cmd_stats_sysfs(json_path, dump_path):
@@ -614,6 +672,34 @@ t_set_by_id() {
 	[ "$(sysv "$dev/metamap")" = 1 ] || { echo "metamap not 1"; return 1; }
 }
 
+# -b: the lines before a failed one run, it is named, the ones after do not
+t_batch() {
+	local zcl rc
+
+	zcl=$(sysv "$dev/zcopy_min_len")
+	printf '# a batch\nset dev %s zcopy-min-len 512\nshow dev %s\n\nstats dev %s -i 1 -c 1\nset dev %s metamap maybe\nset dev %s zcopy-min-len 1024\n' \
+		"$dev" "$tap" "$dev" "$dev" "$dev" > "$tmp/batch"
+	vc -b "$tmp/batch" > "$tmp/out" 2> "$tmp/err"
+	rc=$?
+	echo "status $rc"
+	cat "$tmp/out" "$tmp/err"
+	[ "$rc" = 2 ] || return 1
+	[ "$(cat "$tmp/err")" = "Invalid \"metamap\" value \"maybe\", expected \"off\", \"batch\" or \"map\"
+Command failed $tmp/batch:6" ] || return 1
+	[ "$(sysv "$dev/zcopy_min_len")" = 512 ] || { echo "zcopy_min_len $(sysv "$dev/zcopy_min_len")"; return 1; }
+	grep -q "^$dev: type net " "$tmp/out" && [ "$(grep -c "^$dev:\$" "$tmp/out")" = 1 ] ||
+		return 1
+	# the kernel refuses line 1: status 1; -f goes on with line 2; stdin
+	printf 'set dev %s zcopy-min-len 100\nset dev %s zcopy-min-len %s\n' \
+		"$dev" "$dev" "$zcl" | vc -f -b - > "$tmp/out" 2> "$tmp/err"
+	rc=$?
+	echo "status $rc"
+	cat "$tmp/out" "$tmp/err"
+	[ "$rc" = 1 ] && [ "$(sed -n 2p "$tmp/err")" = "Command failed -:1" ] &&
+	grep -q '^Error: ' "$tmp/err" && [ "$(wc -l < "$tmp/err")" = 2 ] &&
+	[ "$(sysv "$dev/zcopy_min_len")" = "$zcl" ]
+}
+
 # ---- tests: queues ----------------------------------------------------------
 
 # The admin's time above the owner's (0): a queue's two busy-poll times differ.
@@ -672,6 +758,25 @@ t_queue_equals_ynl_cli() {
 	admin_above_owner || return 1
 	agree same "$tmp/a" "$tmp/b" -- vc -j queue show dev "$dev" -- \
 		ynl --dump queue-get --json "{\"dev-id\": ${dev#vhost}}"
+}
+
+# ---- tests: rates (traffic running) -------------------------------------------
+
+t_stats_interval_rates() {
+	local p0 p1 b0 b1
+
+	[ -z "$traffic_stopped" ] || { echo "the traffic stopped before"; return 1; }
+	p0=$(sysv "$dev/statistics/tx_packets") b0=$(sysv "$dev/statistics/tx_bytes")
+	vc -j stats dev "$dev" -i 1 -c 2 > "$tmp/r" || return 1
+	p1=$(sysv "$dev/statistics/tx_packets") b1=$(sysv "$dev/statistics/tx_bytes")
+	cat "$tmp/r"
+	echo "sysfs: tx_packets $p0 -> $p1, tx_bytes $b0 -> $b1"
+	h rates "$tmp/r" 2 "$p0" "$p1" "$b0" "$b1" || return 1
+	# the text: the same blocks as stats, twice
+	vc stats dev "$dev" -i 1 -c 2 > "$tmp/t" || return 1
+	cat "$tmp/t"
+	[ "$(grep -c "^$dev:\$" "$tmp/t")" = 2 ] &&
+	grep -Eq '^    rx-packets [0-9.]+ rx-bytes [0-9.]+ tx-packets [0-9.]+ ' "$tmp/t"
 }
 
 # ---- tests: statistics (traffic stopped) ------------------------------------
@@ -740,6 +845,55 @@ t_stats_equal_ynl_cli() {
 	agree same "$tmp/a" "$tmp/b" -- vc -j stats -- ynl --dump stats-get || return 1
 	agree same "$tmp/a" "$tmp/b" -- vc -j stats scope queue -- \
 		ynl --dump stats-get --json '{"scope": ["queue"]}'
+}
+
+t_stats_interval_idle() {
+	stop_traffic || return 1
+	vc -j stats dev "$dev" scope queue > "$tmp/j" || return 1
+	vc -j stats dev "$dev" scope queue -i 1 -c 2 > "$tmp/r" || return 1
+	cat "$tmp/r"
+	h rates_idle "$tmp/r" 2 "$tmp/j"
+}
+
+# stats -i without -c: until SIGINT, then status 0 and nothing on stderr
+t_stats_interval_sigint() {
+	local pid rc
+
+	"$VHOSTCTL" stats dev "$dev" -i 1 > "$tmp/i.out" 2> "$tmp/i.err" &
+	pid=$!
+	pids+=("$pid")
+	wait_for 30 grep -q "^$dev:\$" "$tmp/i.out" ||
+		{ echo "no interval printed"; kill -KILL "$pid"; return 1; }
+	kill -INT "$pid"
+	wait "$pid"
+	rc=$?
+	cat "$tmp/i.out" "$tmp/i.err"
+	[ "$rc" = 0 ] && [ ! -s "$tmp/i.err" ] || { echo "status $rc"; return 1; }
+}
+
+# The OpenMetrics output parsed by prometheus_client's parser, its values
+# those of -j, its labels the device's (retried while counters move).
+t_stats_openmetrics() {
+	local scope try
+
+	stop_traffic || return 1
+	vc -j show dev "$dev" > "$tmp/d" || return 1
+	for scope in device queue; do
+		for try in 1 2 3 4 5; do
+			vc -o openmetrics stats dev "$dev" scope "$scope" > "$tmp/om" &&
+			vc -j stats dev "$dev" scope "$scope" > "$tmp/j" || return 1
+			"$OM_CHECK" --stats-json "$tmp/j" --devices-json "$tmp/d" \
+				"$tmp/om" > "$tmp/omc" 2>&1 && break
+			sleep 0.2
+		done
+		cat "$tmp/omc"
+		[ "$try" != 5 ] || { cat "$tmp/om"; return 1; }
+	done
+	grep -q "^vhost_tx_packets_total{name=\"$dev\",backend_ifname=\"$tap\",queue_index=\"1\",queue_type=\"tx\"} " \
+		"$tmp/om" || { cat "$tmp/om"; return 1; }
+	# every device, as a timer would write it for node_exporter
+	vc stats -o openmetrics > "$tmp/om" && "$OM_CHECK" "$tmp/om" &&
+		[ "$(tail -n1 "$tmp/om")" = "# EOF" ]
 }
 
 # ---- tests: errors ------------------------------------------------------------
@@ -989,6 +1143,46 @@ t_monitor_exits_on_sigterm() {
 	[ ! -s "$tmp/mon.err" ] && [ ! -s "$tmp/monj.err" ]
 }
 
+# monitor -t, text and JSON: every event stamped with the time it was read
+t_monitor_timestamps() {
+	local end=$((SECONDS + 60)) zcl v=301 pid pidj ts now t rc1 rc2
+	local re='^\[[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}\.[0-9]{6}[+-][0-9]{2}:[0-9]{2}\] '
+
+	"$VHOSTCTL" monitor -t > "$tmp/mont.txt" 2> "$tmp/mont.err" &
+	pid=$!
+	"$VHOSTCTL" -t -j monitor > "$tmp/mont.json" 2> "$tmp/montj.err" &
+	pidj=$!
+	pids+=("$pid" "$pidj")
+	zcl=$(sysv "$dev/zcopy_min_len")
+	until grep -q "\] \[change\] $dev: " "$tmp/mont.txt" &&
+	      grep -q "\"event\":\"change\",\"id\":[0-9]*,\"name\":\"$dev\"" "$tmp/mont.json"; do
+		[ "$SECONDS" -ge "$end" ] && { echo "monitors never saw a change"; break; }
+		[ "$v" = 301 ] && v=302 || v=301
+		vc set dev "$dev" zcopy-min-len "$v" || break
+		sleep 0.3
+	done
+	vc set dev "$dev" zcopy-min-len "$zcl"
+	now=$(date +%s)
+	kill -TERM "$pid" "$pidj"
+	wait "$pid"
+	rc1=$?
+	wait "$pidj"
+	rc2=$?
+	cat "$tmp/mont.txt" "$tmp/mont.json" "$tmp/mont.err" "$tmp/montj.err"
+	[ "$rc1" = 0 ] && [ "$rc2" = 0 ] || { echo "exit status $rc1 $rc2"; return 1; }
+	[ -s "$tmp/mont.txt" ] && [ -s "$tmp/mont.json" ] || return 1
+	! grep -Evq "$re\[(add|del|change)\] vhost[0-9]+: " "$tmp/mont.txt" ||
+		{ echo "a line without its stamp"; return 1; }
+	jq -r .timestamp "$tmp/mont.json" > "$tmp/ts" || return 1
+	while read -r ts; do
+		[[ "[$ts] " =~ $re ]] || { echo "timestamp \"$ts\""; return 1; }
+		t=$(date -d "$ts" +%s) || return 1
+		[ $((now - t)) -ge 0 ] && [ $((now - t)) -le 120 ] ||
+			{ echo "timestamp $ts, now $(date -Iseconds)"; return 1; }
+	done < "$tmp/ts"
+	[ "$(jq -c '[.event, .name]' "$tmp/mont.json" | tail -n1)" = "[\"change\",\"$dev\"]" ]
+}
+
 t_device_gone_after_close() {
 	[ -n "${dev_b:-}" ] || { echo "no second device"; return 1; }
 	wait_for 10 [ ! -e "$SYS/$dev_b" ] || { echo "$SYS/$dev_b still there"; return 1; }
@@ -1202,12 +1396,14 @@ tests=(
 	dev_by_id
 	set_by_tap_name
 	set_by_id
+	batch
 	queue_show_equals_sysfs
 	queue_busypoll_follows_admin
 	queue_text_equals_json
 	queue_show_index
 	queue_show_all
 	queue_equals_ynl_cli
+	stats_interval_rates
 	holder_counts_equal_stats
 	stats_equal_sysfs
 	stats_text_equals_json
@@ -1215,6 +1411,9 @@ tests=(
 	queue_sums_equal_device
 	show_s_s_holds_everything
 	stats_equal_ynl_cli
+	stats_interval_idle
+	stats_interval_sigint
+	stats_openmetrics
 	err_invalid_value
 	err_duplicate
 	err_unknown_keyword
@@ -1237,6 +1436,7 @@ tests=(
 	monitor_sees_add_del
 	monitor_json_events
 	monitor_exits_on_sigterm
+	monitor_timestamps
 	device_gone_after_close
 	dump_lists_every_device
 	policy_show
