@@ -46,9 +46,12 @@ guest_results() {
 		echo "[$tag] not ok $n guest cpu has smap=$smap (it has '${seen:-?}')" >> "$out"
 	fi
 	n=$((n + 1))
-	if "$TOP/scripts/scan-splat" "$console" 2>/dev/null; then
+	if splat=$("$TOP/scripts/scan-splat" "$console" 2>&1); then
 		echo "[$tag] ok $n kernel log free of splats" >> "$out"
 	elif [ -r "$console" ]; then
+		# The splat's first lines, for the summary's diagnostics.
+		sed -n '1,/Call Trace:/p' <<< "$splat" | head -n 20 |
+			sed "s/^/[$tag] # /" >> "$out"
 		echo "[$tag] not ok $n kernel log free of splats" >> "$out"
 	else
 		echo "[$tag] not ok $n kernel log free of splats (no console log $console)" >> "$out"

@@ -102,6 +102,7 @@ static const char * const vhost_admin_stat_names[VHOST_A_STATS_MAX + 1] = {
 	[VHOST_A_STATS_METAMAP_UACCESS_FILLS] = "metamap_uaccess_fills",
 	[VHOST_A_STATS_USED_ENTRIES] = "used_entries",
 	[VHOST_A_STATS_ZCOPY_IN_ORDER] = "zcopy_in_order",
+	[VHOST_A_STATS_METAMAP_POISONED] = "metamap_poisoned",
 };
 
 /* ---- registry ---------------------------------------------------------- */
@@ -223,6 +224,7 @@ static void vhost_admin_metamap_stats(struct vhost_virtqueue *vq,
 	vhost_admin_stat(st, VHOST_A_STATS_METAMAP_REFUSED, c.refused);
 	vhost_admin_stat(st, VHOST_A_STATS_METAMAP_UACCESS_FILLS,
 			 c.uaccess_fills);
+	vhost_admin_stat(st, VHOST_A_STATS_METAMAP_POISONED, c.poisoned);
 }
 
 /* Add queue index's counters to st.  Lockless: u64_stats readers. */
@@ -230,9 +232,9 @@ void vhost_admin_queue_stats(struct vhost_dev *dev, unsigned int index,
 			     struct vhost_admin_stats *st)
 {
 	struct vhost_virtqueue *vq = dev->vqs[index];
-	const struct vhost_vq_stats *s = &vq->stats;
+	const struct vhost_vq_stats *s = vq->stats;
 	u64 pkts, bytes, errs, loops, ns, found, sent, fallback, copied, hol;
-	u64 backoff, in_order, pend;
+	u64 backoff, in_order, pend, calls, used, kicks;
 	bool tx = vhost_admin_queue_type(dev, index) == VHOST_QUEUE_TYPE_TX;
 	unsigned int start;
 
@@ -251,16 +253,21 @@ void vhost_admin_queue_stats(struct vhost_dev *dev, unsigned int index,
 		backoff = u64_stats_read(&s->zcopy_backoff);
 		in_order = u64_stats_read(&s->zcopy_in_order);
 		pend = u64_stats_read(&s->zcopy_pending);
+		calls = u64_stats_read(&s->calls);
+		used = u64_stats_read(&s->used_entries);
 	} while (u64_stats_fetch_retry(&s->syncp, start));
+	do {
+		start = u64_stats_fetch_begin(&s->kick.syncp);
+		kicks = u64_stats_read(&s->kick.kicks);
+	} while (u64_stats_fetch_retry(&s->kick.syncp, start));
 
 	vhost_admin_stat(st, tx ? VHOST_A_STATS_TX_PACKETS :
 				  VHOST_A_STATS_RX_PACKETS, pkts);
 	vhost_admin_stat(st, tx ? VHOST_A_STATS_TX_BYTES :
 				  VHOST_A_STATS_RX_BYTES, bytes);
-	vhost_admin_stat(st, VHOST_A_STATS_KICKS, atomic64_read(&s->kicks));
-	vhost_admin_stat(st, VHOST_A_STATS_CALLS, atomic64_read(&s->calls));
-	vhost_admin_stat(st, VHOST_A_STATS_USED_ENTRIES,
-			 atomic64_read(&s->used_entries));
+	vhost_admin_stat(st, VHOST_A_STATS_KICKS, kicks);
+	vhost_admin_stat(st, VHOST_A_STATS_CALLS, calls);
+	vhost_admin_stat(st, VHOST_A_STATS_USED_ENTRIES, used);
 	vhost_admin_stat(st, VHOST_A_STATS_BUSYPOLL_LOOPS, loops);
 	vhost_admin_stat(st, VHOST_A_STATS_BUSYPOLL_NS, ns);
 	vhost_admin_stat(st, VHOST_A_STATS_BUSYPOLL_FOUND, found);
@@ -427,6 +434,16 @@ int vhost_admin_set_tunables(struct vhost_dev *dev,
 			if (ret == -ENOMEM)
 				NL_SET_ERR_MSG(extack,
 					       "no memory for the zero-copy buffers' bookkeeping");
+			return ret;
+		}
+	}
+	if (tun->metamap != cur->metamap &&
+	    tun->metamap != VHOST_METAMAP_MODE_OFF) {
+		ret = vhost_metamap_prepare(dev);
+		if (ret) {
+			if (ret == -ENOMEM)
+				NL_SET_ERR_MSG(extack,
+					       "no memory for the queues' read-ahead");
 			return ret;
 		}
 	}
@@ -709,7 +726,7 @@ static ssize_t queue_metamap_valid_show(struct vhost_admin_queue *q,
 					struct vhost_queue_attr *qa, char *buf)
 {
 	return sysfs_emit(buf, "%d\n",
-			  READ_ONCE(q->dev->vqs[q->index]->metamap.valid));
+			  vhost_metamap_valid(q->dev->vqs[q->index]));
 }
 
 static ssize_t queue_stat_show(struct vhost_admin_queue *q,
@@ -913,7 +930,7 @@ int vhost_admin_register(struct vhost_dev *dev,
 				       VHOST_ZCOPY_MIN_LEN_MIN,
 				       VHOST_ZCOPY_MIN_LEN_MAX);
 	a->tun.zerocopy = zerocopy;
-	a->tun.metamap = dev->nvqs ? dev->vqs[0]->metamap.mode :
+	a->tun.metamap = dev->nvqs ? vhost_metamap_mode(dev->vqs[0]) :
 				     VHOST_METAMAP_MODE_OFF;
 	a->backend_nsid = NETNSA_NSID_NOT_ASSIGNED;
 	a->net = get_net(current->nsproxy->net_ns);

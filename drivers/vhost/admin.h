@@ -49,16 +49,19 @@ struct vhost_virtqueue;
  *	in order (VIRTIO_F_IN_ORDER), where a held zero-copy buffer would
  *	hold up every later one
  * @zcopy_pending: zero-copy buffers sent and not completed yet (a gauge)
- * @syncp: for 32-bit readers
- * @kicks: guest kicks seen by the kick eventfd's wakeup
  * @calls: guest notifications signalled
  * @used_entries: used ring entries written
+ * @syncp: for 32-bit readers
+ * @kick: guest kicks seen by the kick eventfd's wakeup (@kick.kicks), in a
+ *	cache line of their own, written in the kicker's context
  *
- * The u64_stats_t fields have a single writer: the holder of the queue's
- * vq->mutex (u64_stats rules; the writers in admin_stats.h assert it).  @kicks is
- * written by the eventfd wakeup, in the kicker's context, @calls by
- * vhost_signal() and @used_entries by the used ring writers, which some
- * devices (vhost-scsi) call after dropping vq->mutex: all are atomic.  Readers never lock.
+ * Each counter has one writer at a time: everything but @kick by the
+ * holder of the queue's vq->mutex (u64_stats rules; the writers in
+ * admin_stats.h and vhost.c assert it), @kick by vhost_poll_wakeup() under
+ * the kick eventfd's waitqueue lock.  None is atomic.  Readers never lock.
+ * Embedded by the device drivers that register with the admin plane, in
+ * their own per-queue state (vhost-net's struct vhost_net_virtqueue), and
+ * pointed at by vq->stats; other queues have none.
  */
 struct vhost_vq_stats {
 	u64_stats_t packets;
@@ -74,11 +77,22 @@ struct vhost_vq_stats {
 	u64_stats_t zcopy_backoff;
 	u64_stats_t zcopy_in_order;
 	u64_stats_t zcopy_pending;
+	u64_stats_t calls;
+	u64_stats_t used_entries;
 	struct u64_stats_sync syncp;
-	atomic64_t kicks;
-	atomic64_t calls;
-	atomic64_t used_entries;
+	struct {
+		u64_stats_t kicks;
+		struct u64_stats_sync syncp;
+	} kick ____cacheline_aligned_in_smp;
 };
+
+/* Count a guest kick; the kick eventfd's waitqueue lock held. */
+static inline void vhost_vq_stats_kick(struct vhost_vq_stats *s)
+{
+	u64_stats_update_begin(&s->kick.syncp);
+	u64_stats_inc(&s->kick.kicks);
+	u64_stats_update_end(&s->kick.syncp);
+}
 
 /**
  * struct vhost_tunables - what an administrator may set per device
@@ -169,6 +183,7 @@ static inline void vhost_vq_stats_init(struct vhost_vq_stats *s)
 {
 	memset(s, 0, sizeof(*s));
 	u64_stats_init(&s->syncp);
+	u64_stats_init(&s->kick.syncp);
 }
 
 static inline void vhost_admin_dev_init(struct vhost_admin *a)

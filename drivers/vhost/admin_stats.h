@@ -16,7 +16,7 @@
 static inline void vhost_vq_stats_packets(struct vhost_virtqueue *vq, u64 n,
 					  u64 len)
 {
-	struct vhost_vq_stats *s = &vq->stats;
+	struct vhost_vq_stats *s = vq->stats;
 
 	lockdep_assert_held(&vq->mutex);
 	u64_stats_update_begin(&s->syncp);
@@ -31,21 +31,21 @@ static inline void vhost_vq_stats_packet(struct vhost_virtqueue *vq, u64 len)
 	vhost_vq_stats_packets(vq, 1, len);
 }
 
-/* Add n to counter, one of vq->stats. */
+/* Add n to counter, one of *vq->stats. */
 static inline void vhost_vq_stats_add(struct vhost_virtqueue *vq,
 				      u64_stats_t *counter, u64 n)
 {
 	lockdep_assert_held(&vq->mutex);
-	u64_stats_update_begin(&vq->stats.syncp);
+	u64_stats_update_begin(&vq->stats->syncp);
 	u64_stats_add(counter, n);
-	u64_stats_update_end(&vq->stats.syncp);
+	u64_stats_update_end(&vq->stats->syncp);
 }
 
 /* Count one busy-poll loop of ns nanoseconds; found: work arrived. */
 static inline void vhost_vq_stats_busypoll(struct vhost_virtqueue *vq, u64 ns,
 					   bool found)
 {
-	struct vhost_vq_stats *s = &vq->stats;
+	struct vhost_vq_stats *s = vq->stats;
 
 	lockdep_assert_held(&vq->mutex);
 	u64_stats_update_begin(&s->syncp);
@@ -61,9 +61,9 @@ static inline void vhost_vq_stats_zcopy_pending(struct vhost_virtqueue *vq,
 						u64 pending)
 {
 	lockdep_assert_held(&vq->mutex);
-	u64_stats_update_begin(&vq->stats.syncp);
-	u64_stats_set(&vq->stats.zcopy_pending, pending);
-	u64_stats_update_end(&vq->stats.syncp);
+	u64_stats_update_begin(&vq->stats->syncp);
+	u64_stats_set(&vq->stats->zcopy_pending, pending);
+	u64_stats_update_end(&vq->stats->syncp);
 }
 
 #endif /* _VHOST_ADMIN_STATS_H */

@@ -32,8 +32,9 @@
  * RCU grace period.  See Documentation/networking/vhost-metamap.rst.
  */
 #include <linux/cacheinfo.h>
+#include <linux/debugfs.h>
+#include <linux/fault-inject.h>
 #include <linux/jiffies.h>
-#include <linux/magic.h>
 #include <linux/mm.h>
 #include <linux/module.h>
 #include <linux/nospec.h>
@@ -93,21 +94,17 @@ static_assert((int)VHOST_METAMAP_DESC == (int)VHOST_ADDR_DESC);
 static_assert((int)VHOST_METAMAP_AVAIL == (int)VHOST_ADDR_AVAIL);
 static_assert((int)VHOST_METAMAP_USED == (int)VHOST_ADDR_USED);
 
-/* Lockless readers see a counter whole; see struct vhost_metamap. */
 /*
- * Add n to counter, one of map->stats: the queue's u64_stats writer, the
- * vq->mutex holder, under the queue's syncp (admin.h).
+ * Add n to counter, one of map->stats: the u64_stats writer, the vq->mutex
+ * holder; lockless readers see each counter whole.
  */
 static void vhost_metamap_stat_add(struct vhost_metamap *map,
 				   u64_stats_t *counter, unsigned int n)
 {
-	struct vhost_virtqueue *vq =
-		container_of(map, struct vhost_virtqueue, metamap);
-
-	lockdep_assert_held(&vq->mutex);
-	u64_stats_update_begin(&vq->stats.syncp);
+	lockdep_assert_held(&map->vq->mutex);
+	u64_stats_update_begin(&map->stats.syncp);
 	u64_stats_add(counter, n);
-	u64_stats_update_end(&vq->stats.syncp);
+	u64_stats_update_end(&map->stats.syncp);
 }
 
 static void vhost_metamap_stat_inc(struct vhost_metamap *map,
@@ -162,8 +159,7 @@ static bool vhost_metamap_invalidate(struct mmu_interval_notifier *mni,
 	spin_lock(&map->lock);
 	mmu_interval_set_seq(mni, cur_seq);
 	__vhost_metamap_invalidate(map);
-	WRITE_ONCE(map->quarantined, false);
-	atomic64_inc(&map->stats.invalidations);
+	WRITE_ONCE(map->stats.invalidations, map->stats.invalidations + 1);
 	spin_unlock(&map->lock);
 	return true;
 }
@@ -172,24 +168,14 @@ static const struct mmu_interval_notifier_ops vhost_metamap_ops = {
 	.invalidate = vhost_metamap_invalidate,
 };
 
-void vhost_metamap_init(struct vhost_virtqueue *vq)
-{
-	struct vhost_metamap *map = &vq->metamap;
-	int p;
-
-	memset(map, 0, sizeof(*map));
-	spin_lock_init(&map->lock);
-	for (p = 0; p < VHOST_METAMAP_NPARTS; p++)
-		map->range[p].map = map;
-}
-EXPORT_SYMBOL_GPL(vhost_metamap_init);
-
 /* Forget the ranges.  Sleeps; no reader may run (vq->mutex or stopped vq). */
 void vhost_metamap_release(struct vhost_virtqueue *vq)
 {
-	struct vhost_metamap *map = &vq->metamap;
+	struct vhost_metamap *map = vq->metamap;
 	int p;
 
+	if (!map)
+		return;
 	spin_lock(&map->lock);
 	__vhost_metamap_invalidate(map);
 	spin_unlock(&map->lock);
@@ -207,6 +193,7 @@ void vhost_metamap_release(struct vhost_virtqueue *vq)
 	}
 	map->batch.n = 0;
 	map->retry_at = jiffies;
+	/* A quarantine stays: the poisoned page may still be mapped. */
 }
 EXPORT_SYMBOL_GPL(vhost_metamap_release);
 
@@ -247,9 +234,9 @@ static unsigned long vhost_metamap_part_uaddr(struct vhost_virtqueue *vq, int p)
  * used ring's, or VHOST_F_LOG_ALL, which arming refuses and so is never in
  * map->features).  Checked on every access and section; vq->mutex.
  */
-static bool vhost_metamap_current(const struct vhost_virtqueue *vq)
+static bool vhost_metamap_current(const struct vhost_metamap *map)
 {
-	const struct vhost_metamap *map = &vq->metamap;
+	const struct vhost_virtqueue *vq = map->vq;
 	const struct vhost_metamap_range *r = map->range;
 
 	return map->armed && vq->num == map->num &&
@@ -263,25 +250,21 @@ static bool vhost_metamap_current(const struct vhost_virtqueue *vq)
 /* May the map serve this queue's ring at all?  vq->mutex. */
 static bool vhost_metamap_wanted(struct vhost_virtqueue *vq)
 {
-	return vq->metamap.mode == VHOST_METAMAP_MODE_MAP && vq->dev->mm && vq->desc && vq->avail &&
-	       vq->used && !vq->iotlb && !READ_ONCE(vq->dev->iotlb) &&
+	return vq->metamap->mode == VHOST_METAMAP_MODE_MAP && vq->dev->mm &&
+	       vq->desc && vq->avail && vq->used && !vq->iotlb && !READ_ONCE(vq->dev->iotlb) &&
 	       !vq->log_used && !vhost_has_feature(vq, VHOST_F_LOG_ALL) &&
 	       !cpu_dcache_is_aliasing();
 }
 
-/* vma_is_secretmem() is not exported; its file system's magic says it. */
-static bool vhost_metamap_vma_secret(struct vm_area_struct *vma)
-{
-	return vma->vm_file &&
-	       file_inode(vma->vm_file)->i_sb->s_magic == SECRETMEM_MAGIC;
-}
-
 /*
- * Whether the map must leave a part to uaccess: memory GUP cannot or must
- * not fault in (memfd_secret, VM_PFNMAP/VM_IO, userfaultfd ranges, whose
- * faults belong to the owner's handler), a hole, or a mapping the owner
- * cannot both read and write (PROT_NONE or read-only: uaccess reports
- * what the guest did wrong there).  mmap_lock held.
+ * Whether the map must leave a part to uaccess for reasons GUP does not
+ * know: an address range the notifier would not see as the owner's (one
+ * that wraps, or carries a tag), or a VMA registered with userfaultfd,
+ * whose faults belong to the owner's handler and whose write protection
+ * the map's stores would bypass.  Everything GUP refuses (holes, VM_IO and
+ * VM_PFNMAP, memfd_secret, a mapping without the access the map needs)
+ * it refuses when the map is built (vhost_metamap_fault()).  mmap_lock
+ * held.
  */
 static bool vhost_metamap_refuse_range(struct mm_struct *mm,
 				       const struct vhost_metamap_range *r)
@@ -297,22 +280,18 @@ static bool vhost_metamap_refuse_range(struct mm_struct *mm,
 		return true;	/* the notifier would never see the range */
 	while (addr < end) {
 		vma = find_vma(mm, addr);
-		if (!vma || vma->vm_start > addr)
-			return true;
-		if ((vma->vm_flags & (VM_READ | VM_WRITE)) !=
-		    (VM_READ | VM_WRITE) ||
-		    (vma->vm_flags & (VM_IO | VM_PFNMAP)) ||
-		    userfaultfd_armed(vma) || vhost_metamap_vma_secret(vma))
+		if (!vma || vma->vm_start >= end)
+			return false;	/* a hole: GUP's to refuse */
+		if (userfaultfd_armed(vma))
 			return true;
 		addr = vma->vm_end;
 	}
 	return false;
 }
 
-static bool vhost_metamap_refuse(struct vhost_virtqueue *vq)
+static bool vhost_metamap_refuse(struct vhost_metamap *map)
 {
-	struct vhost_metamap *map = &vq->metamap;
-	struct mm_struct *mm = vq->dev->mm;
+	struct mm_struct *mm = map->vq->dev->mm;
 	bool refuse = false;
 	int p;
 
@@ -332,7 +311,7 @@ static bool vhost_metamap_refuse(struct vhost_virtqueue *vq)
  */
 static void vhost_metamap_arm(struct vhost_virtqueue *vq)
 {
-	struct vhost_metamap *map = &vq->metamap;
+	struct vhost_metamap *map = vq->metamap;
 	void *safe = vhost_metamap_safe_page();
 	unsigned int i;
 	int p, ret;
@@ -355,7 +334,7 @@ static void vhost_metamap_arm(struct vhost_virtqueue *vq)
 	}
 	/* The map serves only aligned descriptors: none crosses a page. */
 	if (!IS_ALIGNED(map->range[VHOST_METAMAP_DESC].uaddr,
-			VHOST_METAMAP_DESC_ALIGN) || vhost_metamap_refuse(vq)) {
+			VHOST_METAMAP_DESC_ALIGN) || vhost_metamap_refuse(map)) {
 		vhost_metamap_stat_inc(map, &map->stats.refused);
 		goto out;
 	}
@@ -383,7 +362,6 @@ static void vhost_metamap_arm(struct vhost_virtqueue *vq)
 	map->features = vq->acked_features;
 	map->armed = true;
 	map->retry_at = jiffies;
-	map->quarantined = false;
 	goto out;
 fail:
 	vhost_metamap_stat_inc(map, &map->stats.remap_failures);
@@ -395,7 +373,8 @@ out:
 void vhost_metamap_drop_batch(struct vhost_virtqueue *vq)
 {
 	lockdep_assert_held(&vq->mutex);
-	vq->metamap.batch.n = 0;
+	if (vq->metamap)
+		vq->metamap->batch.n = 0;
 }
 EXPORT_SYMBOL_GPL(vhost_metamap_drop_batch);
 
@@ -406,11 +385,13 @@ EXPORT_SYMBOL_GPL(vhost_metamap_drop_batch);
  */
 void vhost_metamap_config_changed(struct vhost_virtqueue *vq)
 {
-	struct vhost_metamap *map = &vq->metamap;
+	struct vhost_metamap *map = vq->metamap;
 
+	if (!map)
+		return;
 	vhost_metamap_drop_batch(vq);
 	if (map->mode != VHOST_METAMAP_MODE_MAP ||
-	    (map->armed && vhost_metamap_current(vq)))
+	    (map->armed && vhost_metamap_current(map)))
 		return;
 	vhost_metamap_release(vq);
 	vhost_metamap_arm(vq);
@@ -420,14 +401,21 @@ EXPORT_SYMBOL_GPL(vhost_metamap_config_changed);
 /*
  * Switch the queue to mode (an enum vhost_metamap_mode): the read-ahead is
  * dropped in any case; map arms the map for the ring, the others release
- * it.  Sleeps; ioctl context, vq->mutex held.
+ * it.  A mode other than off needs the queue's state, which
+ * vhost_metamap_prepare() allocated.  Sleeps; ioctl context, vq->mutex held.
  */
 void vhost_metamap_set_mode(struct vhost_virtqueue *vq, u8 mode)
 {
+	struct vhost_metamap *map = vq->metamap;
+
 	lockdep_assert_held(&vq->mutex);
 	if (WARN_ON_ONCE(mode >= ARRAY_SIZE(vhost_metamap_mode_names)))
 		mode = VHOST_METAMAP_MODE_OFF;
-	vq->metamap.mode = mode;
+	if (!map) {
+		WARN_ON_ONCE(mode != VHOST_METAMAP_MODE_OFF);
+		return;
+	}
+	map->mode = mode;
 	if (mode == VHOST_METAMAP_MODE_MAP)
 		vhost_metamap_config_changed(vq);
 	else
@@ -435,31 +423,128 @@ void vhost_metamap_set_mode(struct vhost_virtqueue *vq, u8 mode)
 }
 EXPORT_SYMBOL_GPL(vhost_metamap_set_mode);
 
-/* A new device's queues take the module parameter's default. */
-void vhost_metamap_dev_init(struct vhost_dev *dev)
+/* A queue's mode, for readers that hold no lock. */
+u8 vhost_metamap_mode(const struct vhost_virtqueue *vq)
+{
+	const struct vhost_metamap *map = READ_ONCE(vq->metamap);
+
+	return map ? READ_ONCE(map->mode) : VHOST_METAMAP_MODE_OFF;
+}
+EXPORT_SYMBOL_GPL(vhost_metamap_mode);
+
+/* Whether a queue's map is valid now, for readers that hold no lock. */
+bool vhost_metamap_valid(const struct vhost_virtqueue *vq)
+{
+	const struct vhost_metamap *map = READ_ONCE(vq->metamap);
+
+	return map && READ_ONCE(map->valid);
+}
+EXPORT_SYMBOL_GPL(vhost_metamap_valid);
+
+/**
+ * vhost_metamap_prepare - allocate the read-ahead and map of every queue
+ *	of a device that has none yet, before a mode other than off is set
+ * @dev: the device
+ *
+ * Each queue's state is published under its vq->mutex, in mode off, and
+ * stays with the device until vhost_metamap_dev_free(): what this
+ * allocated before a failure is kept, and changes nothing.
+ *
+ * Context: sleeps; dev->vqs[]'s mutexes not held.
+ * Return: 0, -ENOMEM, or -EINTR if a fatal signal came first.
+ */
+int vhost_metamap_prepare(struct vhost_dev *dev)
+{
+	struct vhost_metamap *map;
+	int i, p;
+
+	for (i = 0; i < dev->nvqs; i++) {
+		struct vhost_virtqueue *vq = dev->vqs[i];
+
+		if (READ_ONCE(vq->metamap))
+			continue;
+		map = kzalloc(sizeof(*map), GFP_KERNEL_ACCOUNT);
+		if (!map)
+			return -ENOMEM;
+		spin_lock_init(&map->lock);
+		u64_stats_init(&map->stats.syncp);
+		map->vq = vq;
+		map->retry_at = jiffies;
+		for (p = 0; p < VHOST_METAMAP_NPARTS; p++)
+			map->range[p].map = map;
+		if (mutex_lock_killable(&vq->mutex)) {
+			kfree(map);
+			return -EINTR;
+		}
+		/* Whole before lockless readers (sysfs, netlink) see it. */
+		smp_store_release(&vq->metamap, map);
+		mutex_unlock(&vq->mutex);
+	}
+	return 0;
+}
+EXPORT_SYMBOL_GPL(vhost_metamap_prepare);
+
+/**
+ * vhost_metamap_dev_init - give a new device's queues the default mode
+ * @dev: a device that uses the read-ahead and map (vhost-net)
+ *
+ * The module parameter's default; a queue left in mode off allocates
+ * nothing.
+ *
+ * Context: sleeps.
+ * Return: 0, or what vhost_metamap_prepare() failed with.
+ */
+int vhost_metamap_dev_init(struct vhost_dev *dev)
 {
 	u8 mode = READ_ONCE(vhost_metamap_default);
-	int i;
+	int i, ret;
 
+	if (mode == VHOST_METAMAP_MODE_OFF)
+		return 0;
+	ret = vhost_metamap_prepare(dev);
+	if (ret)
+		return ret;
 	for (i = 0; i < dev->nvqs; i++) {
 		mutex_lock(&dev->vqs[i]->mutex);
 		vhost_metamap_set_mode(dev->vqs[i], mode);
 		mutex_unlock(&dev->vqs[i]->mutex);
 	}
+	return 0;
 }
 EXPORT_SYMBOL_GPL(vhost_metamap_dev_init);
 
-/*
- * Fault a range in; the page references are the caller's to drop.  The
- * VMAs are checked again first: a range registered with userfaultfd since
- * the map was armed is left to uaccess, and GUP is told it may drop
- * mmap_lock (@locked), as a fault that waits for a handler requires.
+/**
+ * vhost_metamap_dev_free - free what vhost_metamap_prepare() allocated
+ * @dev: a device whose queues are stopped and reset (vhost_dev_cleanup()),
+ *	and that no lockless reader can reach any more
  */
-static int vhost_metamap_fault(struct vhost_virtqueue *vq,
+void vhost_metamap_dev_free(struct vhost_dev *dev)
+{
+	int i;
+
+	for (i = 0; i < dev->nvqs; i++) {
+		struct vhost_virtqueue *vq = dev->vqs[i];
+
+		vhost_metamap_release(vq);
+		kfree(vq->metamap);
+		vq->metamap = NULL;
+	}
+}
+EXPORT_SYMBOL_GPL(vhost_metamap_dev_free);
+
+/*
+ * Fault a range in; the page references are the caller's to drop.  GUP
+ * refuses what the map may not serve (-EFAULT: a hole, VM_IO or VM_PFNMAP,
+ * memfd_secret, a mapping without the access needed), counted as refused;
+ * a range registered with userfaultfd since the map was armed is left to
+ * uaccess too.  GUP is told it may drop mmap_lock (@locked), as a fault
+ * that waits for a handler requires.
+ */
+static int vhost_metamap_fault(struct vhost_metamap *map,
 			       struct vhost_metamap_range *r, bool write,
 			       struct page **pages, unsigned long *seq)
 {
-	struct mm_struct *mm = vq->dev->mm;
+	struct mm_struct *mm = map->vq->dev->mm;
 	int locked = 1;
 	long got;
 
@@ -467,8 +552,8 @@ static int vhost_metamap_fault(struct vhost_virtqueue *vq,
 	mmap_read_lock(mm);
 	if (vhost_metamap_refuse_range(mm, r)) {
 		mmap_read_unlock(mm);
-		vhost_metamap_stat_inc(&vq->metamap, &vq->metamap.stats.refused);
-		return -EPERM;
+		got = -EFAULT;
+		goto refused;
 	}
 	got = get_user_pages_remote(mm, r->uaddr & PAGE_MASK, r->npages,
 				    write ? FOLL_WRITE : 0, pages, &locked);
@@ -476,9 +561,15 @@ static int vhost_metamap_fault(struct vhost_virtqueue *vq,
 		mmap_read_unlock(mm);
 	if (got == r->npages)
 		return 0;
-	if (got > 0)
+	if (got > 0) {
 		release_pages(pages, got);
-	return got < 0 ? got : -EFAULT;
+		got = -EFAULT;	/* a hole or a refused VMA after the first */
+	}
+	if (got != -EFAULT)
+		return got;
+refused:
+	vhost_metamap_stat_inc(map, &map->stats.refused);
+	return -EPERM;
 }
 
 /*
@@ -488,9 +579,8 @@ static int vhost_metamap_fault(struct vhost_virtqueue *vq,
  * (writeback's page_mkclean, reclaim's unmap, soft-dirty clearing) runs the
  * callback first, so no set_page_dirty() is needed and no write is lost.
  */
-static int vhost_metamap_build(struct vhost_virtqueue *vq, struct page **pages)
+static int vhost_metamap_build(struct vhost_metamap *map, struct page **pages)
 {
-	struct vhost_metamap *map = &vq->metamap;
 	unsigned long seq[VHOST_METAMAP_NPARTS];
 	unsigned int off[VHOST_METAMAP_NPARTS], total = 0;
 	int p, i, ret = 0, tries;
@@ -501,7 +591,7 @@ static int vhost_metamap_build(struct vhost_virtqueue *vq, struct page **pages)
 	}
 	for (tries = 0; tries < VHOST_METAMAP_BUILD_TRIES; tries++) {
 		for (p = 0; p < VHOST_METAMAP_NPARTS; p++) {
-			ret = vhost_metamap_fault(vq, &map->range[p],
+			ret = vhost_metamap_fault(map, &map->range[p],
 						  p == VHOST_METAMAP_USED,
 						  pages + off[p], &seq[p]);
 			if (ret) {
@@ -532,19 +622,18 @@ static int vhost_metamap_build(struct vhost_virtqueue *vq, struct page **pages)
 
 /*
  * Make the map of an armed queue valid again; false if it stays invalid.
- * Only from vhost_metamap_get_head() and vhost_metamap_put_used(), which
- * run where uaccess may fault; might_sleep() says so to the debug kernel.
+ * Only from the head, descriptor and used ring accessors, which run where
+ * uaccess may fault; might_sleep() says so to the debug kernel.
  */
-static noinline bool vhost_metamap_refresh(struct vhost_virtqueue *vq)
+static noinline bool vhost_metamap_refresh(struct vhost_metamap *map)
 {
-	struct vhost_metamap *map = &vq->metamap;
 	struct page **pages;
 	unsigned int total;
 	int ret;
 
 	might_sleep();
-	lockdep_assert_held(&vq->mutex);
-	if (time_before(jiffies, map->retry_at) || READ_ONCE(map->quarantined))
+	lockdep_assert_held(&map->vq->mutex);
+	if (time_before(jiffies, map->retry_at))
 		return false;
 	total = map->range[0].npages + map->range[1].npages +
 		map->range[2].npages;
@@ -553,7 +642,7 @@ static noinline bool vhost_metamap_refresh(struct vhost_virtqueue *vq)
 		ret = -ENOMEM;
 		goto fail;
 	}
-	ret = vhost_metamap_build(vq, pages);
+	ret = vhost_metamap_build(map, pages);
 	kvfree(pages);
 	if (ret)
 		goto fail;
@@ -566,23 +655,61 @@ fail:
 	return false;
 }
 
+#ifdef CONFIG_FAULT_INJECTION
+/*
+ * fail_vhost_metamap_mc: make a read through the map report poison, as
+ * copy_mc_to_kernel() does when it consumes an uncorrectable memory error
+ * (which an emulator cannot raise).  Decided before the section, since
+ * should_fail() may print.
+ */
+static DECLARE_FAULT_ATTR(vhost_metamap_fail_mc);
+static struct dentry *vhost_metamap_fail_dir;
+
+static bool vhost_metamap_inject_mc(void)
+{
+	return should_fail(&vhost_metamap_fail_mc, 1);
+}
+
+static void vhost_metamap_fault_init(void)
+{
+	struct dentry *dir;
+
+	dir = fault_create_debugfs_attr("fail_vhost_metamap_mc", NULL,
+					&vhost_metamap_fail_mc);
+	vhost_metamap_fail_dir = IS_ERR(dir) ? NULL : dir;
+}
+
+static void vhost_metamap_fault_exit(void)
+{
+	debugfs_remove_recursive(vhost_metamap_fail_dir);
+}
+#else
+static bool vhost_metamap_inject_mc(void)
+{
+	return false;
+}
+
+static void vhost_metamap_fault_init(void) {}
+static void vhost_metamap_fault_exit(void) {}
+#endif
+
 /*
  * Open a section: take map->lock if the queue may use the map and it is
  * valid (rebuilt first if @refresh and it is not); false, counted as a
- * fallback, if the caller must use uaccess.  The caller checked
- * the mode.  What runs until spin_unlock(&map->lock) is loads and
- * stores of ring memory.
+ * fallback, if the caller must use uaccess.  What runs until
+ * spin_unlock(&map->lock) is loads and stores of ring memory.  *mc says
+ * whether the section's first read reports poison (fault injection).
  */
-static bool vhost_metamap_section(struct vhost_virtqueue *vq, bool refresh)
+static bool vhost_metamap_section(struct vhost_metamap *map, bool refresh,
+				  bool *mc)
 {
-	struct vhost_metamap *map = &vq->metamap;
-
-	lockdep_assert_held(&vq->mutex);
-	if (!vhost_metamap_current(vq))
+	lockdep_assert_held(&map->vq->mutex);
+	if (!vhost_metamap_current(map))
 		goto fallback;
 	if (unlikely(!READ_ONCE(map->valid)) &&
-	    (!refresh || !vhost_metamap_refresh(vq)))
+	    (!refresh || !vhost_metamap_refresh(map)))
 		goto fallback;
+	*mc = vhost_metamap_inject_mc();
 	spin_lock(&map->lock);
 	if (likely(map->valid)) {
 		vhost_metamap_stat_inc(map, &map->stats.sections);
@@ -620,25 +747,29 @@ static void *vhost_metamap_kaddr(const struct vhost_metamap *map, int p,
 }
 
 /*
- * Read ring memory inside a section.  Guest memory may hold an
- * uncorrectable error that uaccess would recover from (its exception
- * fixup; each such recovery counts towards the task's machine-check limit,
- * see vhost-metamap.rst "Memory errors"): copy_mc_to_kernel() makes this
- * read recover too.
- * A poisoned read makes the map invalid and quarantines it; the caller
- * falls back to uaccess, which sees what it would have seen without the
- * map, and vhost_metamap_report_poison() has the page handled once the
- * section is over.  Only heads and descriptors the driver has published
- * are read this way: they do not change, so the byte copy cannot tear.
+ * Read len bytes of ring memory at kernel address src, the owner's uaddr,
+ * inside a section.  Guest memory may hold an uncorrectable error:
+ * copy_mc_to_kernel() recovers from consuming it.  A poisoned read makes
+ * the map invalid and quarantines the queue: the access fails, and so
+ * does every later access to the ring until the page is gone
+ * (__vhost_metamap_poisoned()), so the worker never consumes the poison
+ * again, through the map or through uaccess.  vhost_metamap_report_poison()
+ * has the page handled once the section is over.  @mc: report poison
+ * without reading (fault injection).  Only heads and descriptors the
+ * driver has published are read this way: they do not change, so the
+ * byte copy cannot tear.
  */
 static bool vhost_metamap_read(struct vhost_metamap *map, void *dst,
-			       const void *src, size_t len)
+			       const void *src, unsigned long uaddr,
+			       size_t len, bool *mc)
 {
-	unsigned long left = copy_mc_to_kernel(dst, src, len);
+	unsigned long left = *mc ? len : copy_mc_to_kernel(dst, src, len);
 
 	if (likely(!left))
 		return true;
+	*mc = false;
 	map->poison_pfn = page_to_pfn(virt_to_page(src + len - left));
+	map->poison_uaddr = (uaddr + len - left) & PAGE_MASK;
 	WRITE_ONCE(map->quarantined, true);
 	__vhost_metamap_invalidate(map);
 	return false;
@@ -647,17 +778,72 @@ static bool vhost_metamap_read(struct vhost_metamap *map, void *dst,
 /*
  * After a section whose read hit poison: queue the page for
  * memory_failure() (which takes locks, so not in the section), which
- * unmaps it from the owner.  The map stays quarantined, not rebuilt on
- * the poisoned page, until that unmap (or any invalidation) reaches the
- * callback.  vq->mutex.
+ * unmaps it from the owner.  vq->mutex.
  */
 static void vhost_metamap_report_poison(struct vhost_metamap *map)
 {
-	if (likely(!map->poison_pfn))
+	if (likely(!map->poison_pfn) || !map->quarantined)
 		return;
 	memory_failure_queue(map->poison_pfn, 0);
-	map->poison_pfn = 0;
+	map->poison_check_at = jiffies;
 }
+
+/*
+ * Whether the poisoned page is still where the quarantine found it: GUP
+ * finds it at the address (memory failure handling has not unmapped it
+ * yet).  Any other answer (an error, -EHWPOISON for the unmapped page, or
+ * another page) means no access there can consume that poison again.
+ */
+static bool vhost_metamap_poison_mapped(struct vhost_metamap *map)
+{
+	struct mm_struct *mm = map->vq->dev->mm;
+	struct page *page;
+	int locked = 1;
+	bool mapped;
+	long got;
+
+	if (!mm || !mmget_not_zero(mm))
+		return false;
+	mmap_read_lock(mm);
+	got = get_user_pages_remote(mm, map->poison_uaddr, 1, 0, &page,
+				    &locked);
+	if (locked)
+		mmap_read_unlock(mm);
+	mmput(mm);
+	if (got != 1)
+		return false;
+	mapped = page_to_pfn(page) == map->poison_pfn;
+	put_page(page);
+	return mapped;
+}
+
+/**
+ * __vhost_metamap_poisoned - whether a quarantined queue must still fail
+ *	every access to its ring
+ * @map: the queue's map, quarantined
+ *
+ * Checks at most every VHOST_METAMAP_RETRY_DELAY whether the poisoned page
+ * is gone, and lifts the quarantine once it is.  Each access failed is
+ * counted (poisoned).
+ *
+ * Context: vq->mutex held; sleeps.
+ */
+bool __vhost_metamap_poisoned(struct vhost_metamap *map)
+{
+	lockdep_assert_held(&map->vq->mutex);
+	if (!time_before(jiffies, map->poison_check_at)) {
+		if (!vhost_metamap_poison_mapped(map)) {
+			WRITE_ONCE(map->quarantined, false);
+			map->poison_pfn = 0;
+			return false;
+		}
+		map->poison_check_at = jiffies +
+				       max(1UL, VHOST_METAMAP_RETRY_DELAY);
+	}
+	vhost_metamap_stat_inc(map, &map->stats.poisoned);
+	return true;
+}
+EXPORT_SYMBOL_GPL(__vhost_metamap_poisoned);
 
 /* End a section; done: the access was made through the map. */
 static void vhost_metamap_section_end(struct vhost_metamap *map, bool done)
@@ -667,13 +853,28 @@ static void vhost_metamap_section_end(struct vhost_metamap *map, bool done)
 					   &map->stats.fallback);
 }
 
-bool __vhost_metamap_put16(struct vhost_virtqueue *vq, void __user *uaddr,
+/*
+ * What an accessor answers after a section: -EIO if it found poison (the
+ * access fails, and the page is reported), 1 if the access was made, 0 if
+ * uaccess is to make it.
+ */
+static int vhost_metamap_after(struct vhost_metamap *map, bool done)
+{
+	if (unlikely(map->quarantined)) {
+		vhost_metamap_report_poison(map);
+		vhost_metamap_stat_inc(map, &map->stats.poisoned);
+		return -EIO;
+	}
+	return done;
+}
+
+bool __vhost_metamap_put16(struct vhost_metamap *map, void __user *uaddr,
 			   __virtio16 val)
 {
-	struct vhost_metamap *map = &vq->metamap;
 	__virtio16 *k;
+	bool mc;
 
-	if (!vhost_metamap_section(vq, false))
+	if (!vhost_metamap_section(map, false, &mc))
 		return false;
 	k = vhost_metamap_kaddr(map, VHOST_METAMAP_USED, (unsigned long)uaddr,
 				sizeof(val));
@@ -684,28 +885,11 @@ bool __vhost_metamap_put16(struct vhost_virtqueue *vq, void __user *uaddr,
 }
 EXPORT_SYMBOL_GPL(__vhost_metamap_put16);
 
-bool __vhost_metamap_get_desc(struct vhost_virtqueue *vq, struct vring_desc *d,
-			      const struct vring_desc __user *uaddr)
-{
-	struct vhost_metamap *map = &vq->metamap;
-	const struct vring_desc *k;
-	bool done;
-
-	if (!vhost_metamap_section(vq, false))
-		return false;
-	k = vhost_metamap_kaddr(map, VHOST_METAMAP_DESC, (unsigned long)uaddr,
-				sizeof(*d));
-	done = k && vhost_metamap_read(map, d, k, sizeof(*d));
-	vhost_metamap_section_end(map, done);
-	vhost_metamap_report_poison(map);
-	return done;
-}
-EXPORT_SYMBOL_GPL(__vhost_metamap_get_desc);
-
 /* Remember which ring a new read-ahead from avail index idx comes from. */
-static void vhost_metamap_batch_start(struct vhost_virtqueue *vq, u16 idx)
+static void vhost_metamap_batch_start(struct vhost_metamap *map, u16 idx)
 {
-	struct vhost_metamap_batch *b = &vq->metamap.batch;
+	struct vhost_virtqueue *vq = map->vq;
+	struct vhost_metamap_batch *b = &map->batch;
 
 	b->n = 0;
 	b->idx = idx;
@@ -748,22 +932,20 @@ static bool vhost_metamap_in_order(struct vhost_virtqueue *vq)
  * length only the walk of vhost_get_vq_desc() finds, and which ends the
  * batch.
  */
-static unsigned int vhost_metamap_in_order_run(struct vhost_virtqueue *vq,
+static unsigned int vhost_metamap_in_order_run(struct vhost_metamap *map,
 					       unsigned int k,
 					       unsigned int run,
 					       unsigned int i)
 {
-	struct vhost_metamap_batch *b = &vq->metamap.batch;
+	struct vhost_virtqueue *vq = map->vq;
+	struct vhost_metamap_batch *b = &map->batch;
 	__virtio16 next = cpu_to_vhost16(vq, VRING_DESC_F_NEXT);
-	__virtio16 whole = cpu_to_vhost16(vq, VRING_DESC_F_NEXT |
-					      VRING_DESC_F_INDIRECT);
 	unsigned int h, d;
 
 	for (h = 0; h < run; h++) {
 		d = (i + h) & (b->num - 1);
 		b->head[k + h] = cpu_to_vhost16(vq, d);
-		b->didx[k + h] = b->desc[k + h].flags & whole ?
-				 VHOST_METAMAP_NO_DESC : d;
+		b->didx[k + h] = d;
 		if (b->desc[k + h].flags & next)
 			return h + 1;
 	}
@@ -776,26 +958,27 @@ static unsigned int vhost_metamap_in_order_run(struct vhost_virtqueue *vq,
  * avail ring.  n chains have at least n descriptors, so none is read
  * beyond what the driver published.  Returns the number of heads kept.
  */
-static unsigned int vhost_metamap_fill_in_order(struct vhost_virtqueue *vq,
-						unsigned int n)
+static unsigned int vhost_metamap_fill_in_order(struct vhost_metamap *map,
+						unsigned int n, bool *mc)
 {
-	struct vhost_metamap *map = &vq->metamap;
 	const struct vhost_metamap_range *dr = &map->range[VHOST_METAMAP_DESC];
 	unsigned long doff = offset_in_page(dr->uaddr), off;
 	struct vhost_metamap_batch *b = &map->batch;
 	unsigned int num = map->num, k = 0, run, kept, i, reads = 0;
 	const struct vring_desc *d;
 
-	i = vq->next_avail_head & (num - 1);
+	i = map->vq->next_avail_head & (num - 1);
 	while (k < n) {
 		off = doff + i * sizeof(*d);
 		run = min3(n - k, num - i, (unsigned int)
 			   (PAGE_SIZE - offset_in_page(off)) / sizeof(*d));
 		d = dr->kaddr[off >> PAGE_SHIFT] + offset_in_page(off);
-		if (!vhost_metamap_read(map, &b->desc[k], d, run * sizeof(*d)))
+		if (!vhost_metamap_read(map, &b->desc[k], d,
+					(dr->uaddr & PAGE_MASK) + off,
+					run * sizeof(*d), mc))
 			break;
 		reads += run;
-		kept = vhost_metamap_in_order_run(vq, k, run, i);
+		kept = vhost_metamap_in_order_run(map, k, run, i);
 		k += kept;
 		if (kept < run)
 			break;
@@ -809,19 +992,18 @@ static unsigned int vhost_metamap_fill_in_order(struct vhost_virtqueue *vq,
 
 /*
  * Inside a section: read the heads the driver has published from avail
- * index idx on, and the descriptor of each head that is a whole chain, so
- * that the next chains need no section.  Every index is bounded by
+ * index idx on, and the first descriptor of each head's chain, so that the
+ * next chains need no section for either.  Every index is bounded by
  * map->num, the size the ranges were registered for.  Returns the number
  * of heads read.
  */
-static unsigned int vhost_metamap_fill(struct vhost_virtqueue *vq, u16 idx)
+static unsigned int vhost_metamap_fill(struct vhost_metamap *map, u16 idx,
+				       bool *mc)
 {
-	struct vhost_metamap *map = &vq->metamap;
+	struct vhost_virtqueue *vq = map->vq;
 	const struct vhost_metamap_range *ar = &map->range[VHOST_METAMAP_AVAIL];
 	const struct vhost_metamap_range *dr = &map->range[VHOST_METAMAP_DESC];
 	unsigned long doff = offset_in_page(dr->uaddr), off, uaddr;
-	__virtio16 whole = cpu_to_vhost16(vq, VRING_DESC_F_NEXT |
-					      VRING_DESC_F_INDIRECT);
 	struct vhost_metamap_batch *b = &map->batch;
 	unsigned int num = map->num, n, k, run, slot, i, h, pos, room, reads;
 	const struct vring_desc *d;
@@ -829,10 +1011,10 @@ static unsigned int vhost_metamap_fill(struct vhost_virtqueue *vq, u16 idx)
 	bool down;
 
 	lockdep_assert_held(&map->lock);
-	vhost_metamap_batch_start(vq, idx);
+	vhost_metamap_batch_start(map, idx);
 	n = vhost_metamap_batch_len(vq, idx, num);
 	if (vhost_metamap_in_order(vq))
-		return vhost_metamap_fill_in_order(vq, n);
+		return vhost_metamap_fill_in_order(map, n, mc);
 	/* The heads: one copy per run up to a page boundary or the wrap. */
 	for (k = 0; k < n; k += run) {
 		slot = (u16)(idx + k) & (num - 1);
@@ -842,11 +1024,11 @@ static unsigned int vhost_metamap_fill(struct vhost_virtqueue *vq, u16 idx)
 			   (PAGE_SIZE - offset_in_page(uaddr)) / sizeof(*hp));
 		hp = vhost_metamap_kaddr(map, VHOST_METAMAP_AVAIL, uaddr,
 					 run * sizeof(*hp));
-		if (!hp || !vhost_metamap_read(map, &b->head[k], hp,
-					       run * sizeof(*hp)))
+		if (!hp || !vhost_metamap_read(map, &b->head[k], hp, uaddr,
+					       run * sizeof(*hp), mc))
 			break;
 	}
-	n = k;
+	n = map->valid ? k : 0;
 	reads = n;
 	/*
 	 * Their descriptors, one copy per run of heads that name consecutive
@@ -881,19 +1063,19 @@ static unsigned int vhost_metamap_fill(struct vhost_virtqueue *vq, u16 idx)
 		if (down)
 			off -= (run - 1) * sizeof(*d);
 		d = dr->kaddr[off >> PAGE_SHIFT] + offset_in_page(off);
-		if (!vhost_metamap_read(map, &b->desc[k], d, run * sizeof(*d)))
+		if (!vhost_metamap_read(map, &b->desc[k], d,
+					(dr->uaddr & PAGE_MASK) + off,
+					run * sizeof(*d), mc))
 			break;
 		reads += run;
 		for (h = 0; down && h < run / 2; h++)
 			swap(b->desc[k + h], b->desc[k + run - 1 - h]);
 		for (h = 0; h < run; h++)
-			b->didx[k + h] = b->desc[k + h].flags & whole ?
-					 VHOST_METAMAP_NO_DESC :
-					 (down ? i - h : i + h);
+			b->didx[k + h] = down ? i - h : i + h;
 	}
 	/*
-	 * A poisoned descriptor invalidated the map: nothing of this
-	 * read-ahead is kept, and the caller reads through uaccess.
+	 * A poisoned head or descriptor invalidated the map: nothing of this
+	 * read-ahead is kept.
 	 */
 	b->n = map->valid ? n : 0;
 	vhost_metamap_stat_add(map, &map->stats.fast, reads);
@@ -918,10 +1100,11 @@ static bool vhost_metamap_user_ok(const struct vhost_virtqueue *vq)
  * either); how many were read before a fault, if any.  Each section is
  * open-coded, as objtool wants to see it.
  */
-static noinline unsigned int vhost_metamap_user_heads(struct vhost_virtqueue *vq,
+static noinline unsigned int vhost_metamap_user_heads(struct vhost_metamap *map,
 						      u16 idx, unsigned int n)
 {
-	struct vhost_metamap_batch *b = &vq->metamap.batch;
+	struct vhost_virtqueue *vq = map->vq;
+	struct vhost_metamap_batch *b = &map->batch;
 	const __virtio16 __user *ring = vq->avail->ring;
 	unsigned int num = vq->num, k;
 
@@ -942,21 +1125,20 @@ fault:
 }
 
 /*
- * The descriptors of the first n heads of the batch that are whole chains,
- * in one uaccess section; how many heads are done (a fault stops at the
- * head whose descriptor it hit).  In order the heads are not in the batch
- * yet: they are the table entries from vq->next_avail_head on, each the
- * head of a chain, up to the first chain of several descriptors, which
- * ends the batch (vhost_metamap_in_order_run()).
+ * The first descriptor of the chain of each of the first n heads of the
+ * batch, in one uaccess section; how many heads are done (a fault stops
+ * at the head whose descriptor it hit).  In order the heads are not in
+ * the batch yet: they are the table entries from vq->next_avail_head on,
+ * each the head of a chain, up to the first chain of several descriptors,
+ * which ends the batch (vhost_metamap_in_order_run()).
  */
 static __always_inline unsigned int
-__vhost_metamap_user_descs(struct vhost_virtqueue *vq, unsigned int n,
+__vhost_metamap_user_descs(struct vhost_metamap *map, unsigned int n,
 			   const bool in_order)
 {
-	struct vhost_metamap_batch *b = &vq->metamap.batch;
+	struct vhost_virtqueue *vq = map->vq;
+	struct vhost_metamap_batch *b = &map->batch;
 	__virtio16 next = cpu_to_vhost16(vq, VRING_DESC_F_NEXT);
-	__virtio16 whole = cpu_to_vhost16(vq, VRING_DESC_F_NEXT |
-					      VRING_DESC_F_INDIRECT);
 	const struct vring_desc __user *table = vq->desc, *u;
 	unsigned int num = vq->num, first = vq->next_avail_head, k, i;
 	struct vring_desc *d;
@@ -983,9 +1165,8 @@ __vhost_metamap_user_descs(struct vhost_virtqueue *vq, unsigned int n,
 		unsafe_get_user(d->len, &u->len, fault);
 		unsafe_get_user(d->flags, &u->flags, fault);
 		unsafe_get_user(d->next, &u->next, fault);
-		if (!(d->flags & whole))
-			b->didx[k] = i;
-		else if (in_order && (d->flags & next))
+		b->didx[k] = i;
+		if (in_order && (d->flags & next))
 			n = k + 1;	/* the last this batch keeps */
 	}
 	user_read_access_end();
@@ -996,16 +1177,16 @@ fault:
 }
 
 /* One copy of the section each, so that the plain one tests no order. */
-static noinline unsigned int vhost_metamap_user_descs(struct vhost_virtqueue *vq,
+static noinline unsigned int vhost_metamap_user_descs(struct vhost_metamap *map,
 						      unsigned int n)
 {
-	return __vhost_metamap_user_descs(vq, n, false);
+	return __vhost_metamap_user_descs(map, n, false);
 }
 
 static noinline unsigned int
-vhost_metamap_user_descs_in_order(struct vhost_virtqueue *vq, unsigned int n)
+vhost_metamap_user_descs_in_order(struct vhost_metamap *map, unsigned int n)
 {
-	return __vhost_metamap_user_descs(vq, n, true);
+	return __vhost_metamap_user_descs(map, n, true);
 }
 
 /*
@@ -1018,21 +1199,20 @@ vhost_metamap_user_descs_in_order(struct vhost_virtqueue *vq, unsigned int n)
  * was set (vq_access_ok()) and every entry read lies inside it.  Returns
  * the number of heads read.
  */
-static unsigned int vhost_metamap_fill_user(struct vhost_virtqueue *vq,
-					    u16 idx)
+static unsigned int vhost_metamap_fill_user(struct vhost_metamap *map, u16 idx)
 {
-	struct vhost_metamap *map = &vq->metamap;
+	struct vhost_virtqueue *vq = map->vq;
 	unsigned int n;
 
 	might_fault();
-	vhost_metamap_batch_start(vq, idx);
+	vhost_metamap_batch_start(map, idx);
 	n = vhost_metamap_batch_len(vq, idx, vq->num);
 	if (vhost_metamap_in_order(vq)) {
-		n = vhost_metamap_user_descs_in_order(vq, n);
+		n = vhost_metamap_user_descs_in_order(map, n);
 	} else {
-		n = vhost_metamap_user_heads(vq, idx, n);
+		n = vhost_metamap_user_heads(map, idx, n);
 		if (n)
-			n = vhost_metamap_user_descs(vq, n);
+			n = vhost_metamap_user_descs(map, n);
 	}
 	map->batch.n = n;
 	if (n)		/* one that faulted before reading anything is none */
@@ -1046,9 +1226,10 @@ static unsigned int vhost_metamap_fill_user(struct vhost_virtqueue *vq,
  * entries back (lowered its avail index) loses those read ahead beyond it
  * for good, so that what it publishes there again is read again.
  */
-static bool vhost_metamap_batched(struct vhost_virtqueue *vq, u16 k)
+static bool vhost_metamap_batched(struct vhost_metamap *map, u16 k)
 {
-	struct vhost_metamap_batch *b = &vq->metamap.batch;
+	struct vhost_virtqueue *vq = map->vq;
+	struct vhost_metamap_batch *b = &map->batch;
 	u16 published = vq->avail_idx - b->idx;
 
 	if (published < b->n)
@@ -1059,60 +1240,116 @@ static bool vhost_metamap_batched(struct vhost_virtqueue *vq, u16 k)
 }
 
 /*
- * The head at avail index idx: from the batch, or, on a miss, from a new
- * batch read from idx on, through the map in mode map if it can serve,
- * through uaccess otherwise.  A miss empties the batch first, so that a
- * head read through the per-access path is never followed by an entry
- * read ahead before it, in this lap or 65536 chains ago.
+ * A new read-ahead from avail index idx: through the map in mode map if it
+ * can serve, through uaccess otherwise.  The miss that asks for it
+ * empties the batch first, so that an entry read through the per-access
+ * path is never followed by one read ahead before it, in this lap or
+ * 65536 chains ago.  Returns the entries read, or -EIO if the map found
+ * poison (nothing is read through uaccess then).
  */
-bool __vhost_metamap_get_head(struct vhost_virtqueue *vq, u16 idx,
-			      __virtio16 *head)
+static int vhost_metamap_refill(struct vhost_metamap *map, u16 idx)
 {
-	struct vhost_metamap *map = &vq->metamap;
 	struct vhost_metamap_batch *b = &map->batch;
-	u16 k = idx - b->idx;
+	bool mc;
 
-	if (vhost_metamap_batched(vq, k)) {
-		*head = b->head[array_index_nospec(k, b->n)];
-		return true;
-	}
 	b->n = 0;
 	if (map->mode == VHOST_METAMAP_MODE_MAP &&
-	    vhost_metamap_section(vq, true)) {
-		vhost_metamap_fill(vq, idx);
+	    vhost_metamap_section(map, true, &mc)) {
+		vhost_metamap_fill(map, idx, &mc);
 		spin_unlock(&map->lock);
-		vhost_metamap_report_poison(map);
+		if (vhost_metamap_after(map, true) < 0)
+			return -EIO;
 		if (!b->n)
 			vhost_metamap_stat_inc(map, &map->stats.fallback);
 	}
-	if (!b->n && vhost_metamap_user_ok(vq))
-		vhost_metamap_fill_user(vq, idx);
-	if (!b->n)
-		return false;
-	*head = b->head[0];
-	return true;
+	if (!b->n && vhost_metamap_user_ok(map->vq))
+		vhost_metamap_fill_user(map, idx);
+	return b->n;
+}
+
+/*
+ * The head at avail index idx: from the read-ahead, filled from idx on if
+ * it does not hold it.
+ */
+int __vhost_metamap_get_head(struct vhost_metamap *map, u16 idx,
+			     __virtio16 *head)
+{
+	struct vhost_metamap_batch *b = &map->batch;
+	u16 k = idx - b->idx;
+	int ret;
+
+	if (!vhost_metamap_batched(map, k)) {
+		ret = vhost_metamap_refill(map, idx);
+		if (ret <= 0)
+			return ret;
+		k = 0;
+	}
+	*head = b->head[array_index_nospec(k, b->n)];
+	return 1;
 }
 EXPORT_SYMBOL_GPL(__vhost_metamap_get_head);
+
+/*
+ * Descriptor i, at uaddr in the table: from the read-ahead if it is the
+ * first descriptor of the chain at vq->last_avail_idx (in order, the
+ * read-ahead is filled for the chain that starts at i when it does not
+ * hold it), through the map in mode map otherwise.
+ */
+int __vhost_metamap_get_desc(struct vhost_metamap *map, struct vring_desc *d,
+			     unsigned int i,
+			     const struct vring_desc __user *uaddr)
+{
+	struct vhost_virtqueue *vq = map->vq;
+	struct vhost_metamap_batch *b = &map->batch;
+	u16 k = vq->last_avail_idx - b->idx;
+	const struct vring_desc *kd;
+	bool done, mc;
+
+	if (!vhost_metamap_batched(map, k) && vhost_metamap_in_order(vq) &&
+	    i == (vq->next_avail_head & (vq->num - 1))) {
+		if (vhost_metamap_refill(map, vq->last_avail_idx) < 0)
+			return -EIO;
+		k = 0;
+	}
+	if (vhost_metamap_batched(map, k)) {
+		k = array_index_nospec(k, b->n);
+		if (b->didx[k] == i) {
+			*d = b->desc[k];
+			vhost_metamap_stat_inc(map, &map->stats.batched);
+			return 1;
+		}
+	}
+	if (map->mode != VHOST_METAMAP_MODE_MAP ||
+	    !vhost_metamap_section(map, false, &mc))
+		return 0;
+	kd = vhost_metamap_kaddr(map, VHOST_METAMAP_DESC, (unsigned long)uaddr,
+				 sizeof(*d));
+	done = kd && vhost_metamap_read(map, d, kd, (unsigned long)uaddr,
+					sizeof(*d), &mc);
+	vhost_metamap_section_end(map, done);
+	return vhost_metamap_after(map, done);
+}
+EXPORT_SYMBOL_GPL(__vhost_metamap_get_desc);
 
 /*
  * Write count used entries from u on, as copy_to_user() would: one copy per
  * page the entries span (an 8-byte entry, 4-byte aligned, may straddle two).
  * The guest reads none of them before the used idx that follows.
  */
-bool __vhost_metamap_put_used(struct vhost_virtqueue *vq,
-			      const struct vring_used_elem *heads,
-			      struct vring_used_elem __user *u,
-			      unsigned int count)
+int __vhost_metamap_put_used(struct vhost_metamap *map,
+			     const struct vring_used_elem *heads,
+			     struct vring_used_elem __user *u,
+			     unsigned int count)
 {
-	struct vhost_metamap *map = &vq->metamap;
 	unsigned long uaddr = (unsigned long)u;
 	size_t left = count * sizeof(*heads);
 	const void *src = heads;
 	size_t chunk;
 	void *k;
+	bool mc;
 
-	if (!vhost_metamap_section(vq, true))
-		return false;
+	if (!vhost_metamap_section(map, true, &mc))
+		return 0;
 	for (; left; left -= chunk, uaddr += chunk, src += chunk) {
 		chunk = min_t(size_t, left, PAGE_SIZE - offset_in_page(uaddr));
 		k = vhost_metamap_kaddr(map, VHOST_METAMAP_USED, uaddr, chunk);
@@ -1127,20 +1364,25 @@ bool __vhost_metamap_put_used(struct vhost_virtqueue *vq,
 EXPORT_SYMBOL_GPL(__vhost_metamap_put_used);
 
 /**
- * vhost_metamap_read_stats - copy a queue's direct map counters
+ * vhost_metamap_read_stats - copy a queue's read-ahead and map counters
  * @vq: the queue
- * @c: the copy
+ * @c: the copy (zeroes for a queue that never left mode off)
  *
- * Context: any; takes no lock (a u64_stats reader of the queue's syncp).
+ * Context: any; takes no lock (a u64_stats reader).
  */
 void vhost_metamap_read_stats(struct vhost_virtqueue *vq,
 			      struct vhost_metamap_counts *c)
 {
-	const struct vhost_metamap_stats *s = &vq->metamap.stats;
+	const struct vhost_metamap *map = READ_ONCE(vq->metamap);
+	const struct vhost_metamap_stats *s;
 	unsigned int start;
 
+	memset(c, 0, sizeof(*c));
+	if (!map)
+		return;
+	s = &map->stats;
 	do {
-		start = u64_stats_fetch_begin(&vq->stats.syncp);
+		start = u64_stats_fetch_begin(&s->syncp);
 		c->fast = u64_stats_read(&s->fast);
 		c->fallback = u64_stats_read(&s->fallback);
 		c->remaps = u64_stats_read(&s->remaps);
@@ -1149,25 +1391,38 @@ void vhost_metamap_read_stats(struct vhost_virtqueue *vq,
 		c->batched = u64_stats_read(&s->batched);
 		c->refused = u64_stats_read(&s->refused);
 		c->uaccess_fills = u64_stats_read(&s->uaccess_fills);
-	} while (u64_stats_fetch_retry(&vq->stats.syncp, start));
-	c->invalidations = atomic64_read(&s->invalidations);
+		c->poisoned = u64_stats_read(&s->poisoned);
+	} while (u64_stats_fetch_retry(&s->syncp, start));
+	c->invalidations = READ_ONCE(s->invalidations);
 }
 EXPORT_SYMBOL_GPL(vhost_metamap_read_stats);
 
 void vhost_metamap_show_fdinfo(struct seq_file *m, struct vhost_virtqueue *vq,
 			       unsigned int index)
 {
-	struct vhost_metamap *map = &vq->metamap;
 	struct vhost_metamap_counts c;
 
 	vhost_metamap_read_stats(vq, &c);
-	seq_printf(m, "vq%u-metamap:\tmode=%u valid=%d fast=%llu fallback=%llu invalidations=%llu remaps=%llu remap_failures=%llu sections=%llu batched=%llu refused=%llu uaccess_fills=%llu\n",
-		   index, READ_ONCE(map->mode), READ_ONCE(map->valid),
+	seq_printf(m, "vq%u-metamap:\tmode=%u valid=%d fast=%llu fallback=%llu invalidations=%llu remaps=%llu remap_failures=%llu sections=%llu batched=%llu refused=%llu uaccess_fills=%llu poisoned=%llu\n",
+		   index, vhost_metamap_mode(vq), vhost_metamap_valid(vq),
 		   c.fast, c.fallback, c.invalidations, c.remaps,
 		   c.remap_failures, c.sections, c.batched, c.refused,
-		   c.uaccess_fills);
+		   c.uaccess_fills, c.poisoned);
 }
 EXPORT_SYMBOL_GPL(vhost_metamap_show_fdinfo);
 
+static int __init vhost_metamap_mod_init(void)
+{
+	vhost_metamap_fault_init();
+	return 0;
+}
+module_init(vhost_metamap_mod_init);
+
+static void __exit vhost_metamap_mod_exit(void)
+{
+	vhost_metamap_fault_exit();
+}
+module_exit(vhost_metamap_mod_exit);
+
 MODULE_LICENSE("GPL");
-MODULE_DESCRIPTION("vhost: virtqueue metadata through a kernel mapping");
+MODULE_DESCRIPTION("vhost: virtqueue metadata read-ahead and kernel mapping");

@@ -46,9 +46,9 @@ struct vhost_metamap_range {
 };
 
 /*
- * Counters.  The u64_stats_t ones follow the queue's u64_stats rules (one
- * writer, the vq->mutex holder, and vq->stats.syncp; see admin.h);
- * invalidations is written by the notifier callback and is atomic.
+ * Counters.  The u64_stats_t ones have one writer, the vq->mutex holder,
+ * under @syncp; invalidations is written by the notifier callback under
+ * map->lock.  Readers never lock.
  */
 struct vhost_metamap_stats {
 	u64_stats_t fast;	/* accesses through the map */
@@ -56,10 +56,12 @@ struct vhost_metamap_stats {
 	u64_stats_t remaps;	/* successful map builds */
 	u64_stats_t remap_failures; /* builds or registrations that failed */
 	u64_stats_t sections;	/* map->lock sections */
-	u64_stats_t batched;	/* chains served from the batch, no section */
+	u64_stats_t batched;	/* descriptors served from the read-ahead */
 	u64_stats_t refused;	/* ring memory the map may not serve, seen */
 	u64_stats_t uaccess_fills; /* read-aheads through uaccess */
-	atomic64_t invalidations; /* notifier callbacks that hit the map */
+	u64_stats_t poisoned;	/* accesses failed: a ring page is poisoned */
+	struct u64_stats_sync syncp;
+	u64 invalidations;	/* notifier callbacks that hit the map */
 };
 
 /* A copy of the counters, read together; see vhost_metamap_read_stats(). */
@@ -73,6 +75,7 @@ struct vhost_metamap_counts {
 	u64 batched;
 	u64 refused;
 	u64 uaccess_fills;
+	u64 poisoned;
 };
 
 /* Avail entries read ahead in one section; see vhost_metamap_fill(). */
@@ -80,8 +83,8 @@ struct vhost_metamap_counts {
 #define VHOST_METAMAP_NO_DESC	U16_MAX
 
 /*
- * Heads the driver has published, from avail index @idx on, with the
- * descriptor of each head that is a whole chain (neither NEXT nor INDIRECT),
+ * The read-ahead of vhost_get_vq_desc(): heads the driver has published,
+ * from avail index @idx on, with the first descriptor of each head's chain,
  * read through the map or through one uaccess section.  The driver may
  * change neither before the device has used the chain, so these copies
  * stay right for as long as the entries are not used: after a discard
@@ -104,7 +107,7 @@ struct vhost_metamap_batch {
 };
 
 /**
- * struct vhost_metamap - per-virtqueue metadata direct map
+ * struct vhost_metamap - per-virtqueue read-ahead and metadata direct map
  * @lock: protects @valid and the pages behind every range's kaddr[] against
  *	the invalidate callback.  It is taken only inside metamap.c, around
  *	loads and stores of mapped ring memory (a section): never across
@@ -114,11 +117,16 @@ struct vhost_metamap_batch {
  * @valid: the kaddr[] of every range map the ring; written under @lock,
  *	peeked at with READ_ONCE() to skip the lock when there is no map.
  *	While false, every kaddr[] entry points at the safe page.
- * @quarantined: a read hit poison; the map is not rebuilt before the
- *	callback has seen an invalidation (the poisoned page unmapped).
- *	Set under @lock by the reader, cleared under @lock by the callback.
+ * @quarantined: a read through the map hit poison at @poison_uaddr: every
+ *	access to the queue's ring fails (vhost_metamap_poisoned()) until
+ *	the page there is no longer the poisoned one (memory failure
+ *	handling unmapped it).  Set under @lock by the reader, cleared by
+ *	the vq->mutex holder.
  * @poison_pfn: the page to hand to memory_failure() after the section
- *	that found it; vq->mutex.
+ *	that found it, then the page the quarantine waits to see go; vq->mutex.
+ * @poison_uaddr: the owner's address of that page; vq->mutex.
+ * @poison_check_at: jiffies before which the quarantine is not checked
+ *	again; vq->mutex.
  * @mode: how the queue accesses its ring, an enum vhost_metamap_mode:
  *	off (uaccess only), map (the map; the uaccess read-ahead while it
  *	cannot serve), batch (the uaccess read-ahead); vq->mutex.
@@ -127,22 +135,30 @@ struct vhost_metamap_batch {
  * @retry_at: jiffies before which a failed build is not retried; vq->mutex.
  * @num: ring size the ranges were registered for; vq->mutex.
  * @features: acked features the ranges were sized for; vq->mutex.
+ * @vq: the queue this is the map of.
  * @range: the three ring parts; the ranges themselves change under vq->mutex
  *	only, with @valid false.
+ * @stats: see struct vhost_metamap_stats.
  * @batch: avail entries and descriptors read ahead; vq->mutex.
- * @stats: invalidations is written under @lock (atomically), everything
- *	else by the vq->mutex holder (u64_stats); read locklessly.
+ *
+ * Allocated for a queue when its mode first becomes something other than
+ * off (vhost_metamap_prepare()), by the devices that use it, and freed
+ * with the device (vhost_metamap_dev_free()): a queue that never leaves
+ * mode off costs a NULL pointer.
  */
 struct vhost_metamap {
 	spinlock_t lock;	/* vs. the invalidate callback, see above */
 	bool valid;
 	bool quarantined;
-	unsigned long poison_pfn;
 	u8 mode;
 	bool armed;
+	unsigned long poison_pfn;
+	unsigned long poison_uaddr;
+	unsigned long poison_check_at;
 	unsigned long retry_at;
 	unsigned int num;
 	u64 features;
+	struct vhost_virtqueue *vq;
 	struct vhost_metamap_range range[VHOST_METAMAP_NPARTS];
 	struct vhost_metamap_stats stats;
 	struct vhost_metamap_batch batch;
@@ -150,23 +166,28 @@ struct vhost_metamap {
 
 #ifdef CONFIG_VHOST_METAMAP
 
-void vhost_metamap_dev_init(struct vhost_dev *dev);
-void vhost_metamap_init(struct vhost_virtqueue *vq);
+int vhost_metamap_dev_init(struct vhost_dev *dev);
+int vhost_metamap_prepare(struct vhost_dev *dev);
+void vhost_metamap_dev_free(struct vhost_dev *dev);
 void vhost_metamap_release(struct vhost_virtqueue *vq);
 void vhost_metamap_config_changed(struct vhost_virtqueue *vq);
 void vhost_metamap_drop_batch(struct vhost_virtqueue *vq);
 void vhost_metamap_set_mode(struct vhost_virtqueue *vq, u8 mode);
+u8 vhost_metamap_mode(const struct vhost_virtqueue *vq);
+bool vhost_metamap_valid(const struct vhost_virtqueue *vq);
 
-bool __vhost_metamap_put16(struct vhost_virtqueue *vq, void __user *uaddr,
+bool __vhost_metamap_poisoned(struct vhost_metamap *map);
+bool __vhost_metamap_put16(struct vhost_metamap *map, void __user *uaddr,
 			   __virtio16 val);
-bool __vhost_metamap_get_desc(struct vhost_virtqueue *vq, struct vring_desc *d,
-			      const struct vring_desc __user *uaddr);
-bool __vhost_metamap_get_head(struct vhost_virtqueue *vq, u16 idx,
-			      __virtio16 *head);
-bool __vhost_metamap_put_used(struct vhost_virtqueue *vq,
-			      const struct vring_used_elem *heads,
-			      struct vring_used_elem __user *uaddr,
-			      unsigned int count);
+int __vhost_metamap_get_desc(struct vhost_metamap *map, struct vring_desc *d,
+			     unsigned int i,
+			     const struct vring_desc __user *uaddr);
+int __vhost_metamap_get_head(struct vhost_metamap *map, u16 idx,
+			     __virtio16 *head);
+int __vhost_metamap_put_used(struct vhost_metamap *map,
+			     const struct vring_used_elem *heads,
+			     struct vring_used_elem __user *uaddr,
+			     unsigned int count);
 
 /*
  * The accessors vhost.c calls are the inline wrappers of these in
@@ -179,13 +200,32 @@ void vhost_metamap_show_fdinfo(struct seq_file *m, struct vhost_virtqueue *vq,
 
 #else
 
-static inline void vhost_metamap_dev_init(struct vhost_dev *dev) {}
-static inline void vhost_metamap_init(struct vhost_virtqueue *vq) {}
+static inline int vhost_metamap_dev_init(struct vhost_dev *dev)
+{
+	return 0;
+}
+
+static inline int vhost_metamap_prepare(struct vhost_dev *dev)
+{
+	return 0;
+}
+
+static inline void vhost_metamap_dev_free(struct vhost_dev *dev) {}
 static inline void vhost_metamap_release(struct vhost_virtqueue *vq) {}
 static inline void vhost_metamap_config_changed(struct vhost_virtqueue *vq) {}
 static inline void vhost_metamap_drop_batch(struct vhost_virtqueue *vq) {}
 static inline void vhost_metamap_set_mode(struct vhost_virtqueue *vq,
 					  u8 mode) {}
+
+static inline u8 vhost_metamap_mode(const struct vhost_virtqueue *vq)
+{
+	return VHOST_METAMAP_MODE_OFF;
+}
+
+static inline bool vhost_metamap_valid(const struct vhost_virtqueue *vq)
+{
+	return false;
+}
 
 static inline void vhost_metamap_read_stats(struct vhost_virtqueue *vq,
 					    struct vhost_metamap_counts *c)

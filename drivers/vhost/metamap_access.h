@@ -2,8 +2,8 @@
 /*
  * The metadata accessors of the vhost core (vhost.c), inline: the queue's
  * mode is checked here, so that a queue in mode off, and every queue of a
- * device that never sets a mode, pays a load and a branch per access
- * instead of a call into vhost_metamap.  Included by vhost.c only, after
+ * device that never sets a mode (its vq->metamap is NULL), pays a load and
+ * a branch per access instead of a call into vhost_metamap.  Included by vhost.c only, after
  * vhost.h (struct vhost_virtqueue).  See metamap.h.
  */
 #ifndef _VHOST_METAMAP_ACCESS_H
@@ -15,115 +15,117 @@
 
 #ifdef CONFIG_VHOST_METAMAP
 
+/* The queue's read-ahead and map if its mode is at least @mode, or NULL. */
+static inline struct vhost_metamap *vhost_metamap_in(struct vhost_virtqueue *vq,
+						     u8 mode)
+{
+	struct vhost_metamap *map = vq->metamap;
+
+	if (!map || map->mode == VHOST_METAMAP_MODE_OFF)
+		return NULL;
+	if (mode == VHOST_METAMAP_MODE_MAP &&
+	    map->mode != VHOST_METAMAP_MODE_MAP)
+		return NULL;
+	return map;
+}
+
 /*
- * The accessors: each answers true when it did the access (through the
- * map, or for vhost_metamap_get_head() through the read-ahead, which may
- * use uaccess), false when the caller must use uaccess.  vq->mutex held.
- * The 16-bit store and the descriptor accessor never sleep;
- * vhost_metamap_get_head() and vhost_metamap_put_used() may sleep to
- * rebuild an invalid map or fault ring pages in.  The 16-bit loads
- * (indices, flags, event words) stay with uaccess: a single load that
- * cannot tear and that the exception fixup recovers from a machine check
- * (within the limit vhost-metamap.rst's "Memory errors" describes), which
- * no kernel load through the map can be both of.
+ * Whether every access to the queue's ring must fail: a read through the
+ * map found a ring page poisoned, and memory failure handling has not
+ * unmapped it yet.  Checked before each ring access, uaccess ones too, so
+ * that the worker never touches the page again; vq->mutex held.
+ */
+static inline bool vhost_metamap_poisoned(struct vhost_virtqueue *vq)
+{
+	struct vhost_metamap *map = vq->metamap;
+
+	return map && unlikely(READ_ONCE(map->quarantined)) &&
+	       __vhost_metamap_poisoned(map);
+}
+
+/*
+ * The accessors.  vhost_metamap_put16() answers true when it did the store
+ * through the map, false when the caller must use uaccess.  The others
+ * return 1 when they did the access (through the map, or for heads and
+ * descriptors through the read-ahead, which may use uaccess), 0 when the
+ * caller must use uaccess, -EIO when the access must fail (the read found
+ * a ring page poisoned).  vq->mutex held.  The 16-bit store never sleeps;
+ * the others may, to rebuild an invalid map or fault ring pages in.  The
+ * 16-bit loads (indices, flags, event words) stay with uaccess: a single
+ * load that cannot tear, which a copy through the map could not cheapen.
  */
 static inline bool vhost_metamap_put16(struct vhost_virtqueue *vq,
 				       void __user *uaddr, __virtio16 val)
 {
-	return vq->metamap.mode == VHOST_METAMAP_MODE_MAP &&
-	       __vhost_metamap_put16(vq, uaddr, val);
-}
+	struct vhost_metamap *map = vhost_metamap_in(vq, VHOST_METAMAP_MODE_MAP);
 
-static inline bool vhost_metamap_get_desc(struct vhost_virtqueue *vq,
-					  struct vring_desc *d,
-					  const struct vring_desc __user *uaddr)
-{
-	return vq->metamap.mode == VHOST_METAMAP_MODE_MAP &&
-	       __vhost_metamap_get_desc(vq, d, uaddr);
-}
-
-static inline bool vhost_metamap_get_head(struct vhost_virtqueue *vq, u16 idx,
-					  __virtio16 *head)
-{
-	return vq->metamap.mode != VHOST_METAMAP_MODE_OFF &&
-	       __vhost_metamap_get_head(vq, idx, head);
-}
-
-static inline bool vhost_metamap_put_used(struct vhost_virtqueue *vq,
-					  const struct vring_used_elem *heads,
-					  struct vring_used_elem __user *uaddr,
-					  unsigned int count)
-{
-	return vq->metamap.mode == VHOST_METAMAP_MODE_MAP &&
-	       __vhost_metamap_put_used(vq, heads, uaddr, count);
+	return map && __vhost_metamap_put16(map, uaddr, val);
 }
 
 /*
- * The chain at vq->last_avail_idx if the read-ahead holds it whole (one
- * descriptor, neither NEXT nor INDIRECT): its head, with *d pointing at
- * the descriptor, or -1; vhost_get_vq_desc() then needs no ring access.
- * An entry is served while it is below vq->avail_idx and the queue has no
- * IOTLB, and in order (VIRTIO_F_IN_ORDER) only if it is the chain the last
- * one ended at; every other change of the ring (addresses, size, endianness,
- * features, base, mode, reset) empties the batch where it is made, and
- * vhost_metamap_get_head() checks them all again at every read-ahead.
+ * Descriptor i of the table, at uaddr: the read-ahead holds the first
+ * descriptor of the chain at vq->last_avail_idx, and in mode map the map
+ * serves any other.
  */
-static inline int vhost_metamap_next(struct vhost_virtqueue *vq,
-				     const struct vring_desc **d)
+static inline int vhost_metamap_get_desc(struct vhost_virtqueue *vq,
+					 struct vring_desc *d, unsigned int i,
+					 const struct vring_desc __user *uaddr)
 {
-	struct vhost_metamap_batch *b = &vq->metamap.batch;
-	u16 k = vq->last_avail_idx - b->idx;
+	struct vhost_metamap *map = vhost_metamap_in(vq, VHOST_METAMAP_MODE_BATCH);
 
-	if (k >= b->n || k >= (u16)(vq->avail_idx - b->idx) || vq->iotlb)
-		return -1;
-	k = array_index_nospec(k, b->n);
-	if (b->didx[k] == VHOST_METAMAP_NO_DESC)
-		return -1;
-	/* In order, only the chain the last one ended at (see fill). */
-	if (vhost_has_feature(vq, VIRTIO_F_IN_ORDER) &&
-	    (!vq->next_avail_head_known ||
-	     b->didx[k] != (vq->next_avail_head & (vq->num - 1))))
-		return -1;
-	u64_stats_update_begin(&vq->stats.syncp);
-	u64_stats_inc(&vq->metamap.stats.batched);
-	u64_stats_update_end(&vq->stats.syncp);
-	*d = &b->desc[k];
-	return b->didx[k];
+	return map ? __vhost_metamap_get_desc(map, d, i, uaddr) : 0;
+}
+
+static inline int vhost_metamap_get_head(struct vhost_virtqueue *vq, u16 idx,
+					 __virtio16 *head)
+{
+	struct vhost_metamap *map = vhost_metamap_in(vq, VHOST_METAMAP_MODE_BATCH);
+
+	return map ? __vhost_metamap_get_head(map, idx, head) : 0;
+}
+
+static inline int vhost_metamap_put_used(struct vhost_virtqueue *vq,
+					 const struct vring_used_elem *heads,
+					 struct vring_used_elem __user *uaddr,
+					 unsigned int count)
+{
+	struct vhost_metamap *map = vhost_metamap_in(vq, VHOST_METAMAP_MODE_MAP);
+
+	return map ? __vhost_metamap_put_used(map, heads, uaddr, count) : 0;
 }
 
 #else
 
+static inline bool vhost_metamap_poisoned(struct vhost_virtqueue *vq)
+{
+	return false;
+}
+
 static inline bool vhost_metamap_put16(struct vhost_virtqueue *vq,
 				       void __user *uaddr, __virtio16 val)
 {
 	return false;
 }
 
-static inline bool vhost_metamap_get_desc(struct vhost_virtqueue *vq,
-					  struct vring_desc *d,
-					  const struct vring_desc __user *uaddr)
+static inline int vhost_metamap_get_desc(struct vhost_virtqueue *vq,
+					 struct vring_desc *d, unsigned int i,
+					 const struct vring_desc __user *uaddr)
 {
-	return false;
+	return 0;
 }
 
-static inline bool vhost_metamap_get_head(struct vhost_virtqueue *vq, u16 idx,
-					  __virtio16 *head)
+static inline int vhost_metamap_get_head(struct vhost_virtqueue *vq, u16 idx,
+					 __virtio16 *head)
 {
-	return false;
+	return 0;
 }
 
-static inline bool vhost_metamap_put_used(struct vhost_virtqueue *vq,
-					  const struct vring_used_elem *heads,
-					  struct vring_used_elem __user *uaddr,
-					  unsigned int count)
+static inline int vhost_metamap_put_used(struct vhost_virtqueue *vq,
+					 const struct vring_used_elem *heads,
+					 struct vring_used_elem __user *uaddr,
+					 unsigned int count)
 {
-	return false;
-}
-
-static inline int vhost_metamap_next(struct vhost_virtqueue *vq,
-				     const struct vring_desc **d)
-{
-	return -1;
+	return 0;
 }
 
 #endif /* CONFIG_VHOST_METAMAP */

@@ -470,7 +470,7 @@ static int vhost_nl_queue_fill(struct sk_buff *skb, struct vhost_dev *dev,
 	    nla_put_u32(skb, VHOST_A_QUEUE_BUSYPOLL_US,
 			vhost_admin_queue_busypoll(dev, index)) ||
 	    nla_put_u32(skb, VHOST_A_QUEUE_METAMAP_VALID,
-			READ_ONCE(vq->metamap.valid))) {
+			vhost_metamap_valid(vq))) {
 		genlmsg_cancel(skb, hdr);
 		return -EMSGSIZE;
 	}

@@ -22,7 +22,7 @@
 #include "vhost-stats-help.h"
 
 /* A new counter in the spec breaks the build here: add it below. */
-_Static_assert(VHOST_A_STATS_MAX == VHOST_A_STATS_ZCOPY_IN_ORDER,
+_Static_assert(VHOST_A_STATS_MAX == VHOST_A_STATS_METAMAP_POISONED,
 	       "add the spec's new counters to vh_stat_get() and stat_lines");
 
 static bool stat(bool present, uint64_t v, uint64_t *val)
@@ -87,6 +87,9 @@ bool vh_stat_get(const struct vhost_stats_get_rsp_dump *s, int attr,
 		return stat(s->_present.used_entries, s->used_entries, val);
 	case VHOST_A_STATS_ZCOPY_IN_ORDER:
 		return stat(s->_present.zcopy_in_order, s->zcopy_in_order, val);
+	case VHOST_A_STATS_METAMAP_POISONED:
+		return stat(s->_present.metamap_poisoned, s->metamap_poisoned,
+			    val);
 	default:
 		return false;
 	}
@@ -176,7 +179,8 @@ static const int stat_lines[][8] = {
 	{ VHOST_A_STATS_METAMAP_FAST, VHOST_A_STATS_METAMAP_FALLBACK,
 	  VHOST_A_STATS_METAMAP_INVALIDATIONS, VHOST_A_STATS_METAMAP_REMAPS,
 	  VHOST_A_STATS_METAMAP_REMAP_FAILURES,
-	  VHOST_A_STATS_METAMAP_REFUSED, VHOST_A_STATS_METAMAP_UACCESS_FILLS },
+	  VHOST_A_STATS_METAMAP_REFUSED, VHOST_A_STATS_METAMAP_UACCESS_FILLS,
+	  VHOST_A_STATS_METAMAP_POISONED },
 };
 
 #define DEV_KEY(a)	(vhost_dev_policy[VHOST_A_DEV_##a].name)

@@ -878,6 +878,10 @@ static void stat_set(struct vhost_stats_get_rsp_dump *s, int attr, uint64_t v)
 		s->_present.zcopy_in_order = 1;
 		s->zcopy_in_order = v;
 		break;
+	case VHOST_A_STATS_METAMAP_POISONED:
+		s->_present.metamap_poisoned = 1;
+		s->metamap_poisoned = v;
+		break;
 	default:
 		printf("# %s: no counter %d\n", __func__, attr);
 		failures++;
@@ -910,6 +914,7 @@ static const uint64_t dev_counters[VHOST_A_STATS_MAX + 1] = {
 	[VHOST_A_STATS_METAMAP_UACCESS_FILLS] = 14,
 	[VHOST_A_STATS_USED_ENTRIES] = 15,
 	[VHOST_A_STATS_ZCOPY_IN_ORDER] = 16,
+	[VHOST_A_STATS_METAMAP_POISONED] = 17,
 };
 
 /* vhost3's device counters (queue < 0) or those of queue 0 (RX) or 1 (TX). */
@@ -1012,7 +1017,7 @@ static void test_stat_fields(void)
 		      vhost_stats_policy[i].type == YNL_PT_UINT);
 		n++;
 	}
-	CHECK(n == 25);
+	CHECK(n == 26);
 	/* the identifying attributes are not counters */
 	CHECK(!vh_stat_get(&s, VHOST_A_STATS_DEV_ID, &v));
 	CHECK(!vh_stat_get(&s, VHOST_A_STATS_SCOPE, &v));
@@ -1109,7 +1114,7 @@ static char *render_event(const struct vhost_dev_get_rsp *d,
 	ind "kicks 7 calls 8 used-entries 15\n"				\
 	ind "busypoll-loops 1 busypoll-ns 2 busypoll-found 3\n"		\
 	ind "zcopy-sent 4 zcopy-fallback 12 zcopy-copied 5 zcopy-hol-stalls 6 zcopy-backoff 13 zcopy-in-order 16 zcopy-pending 0\n" \
-	ind "metamap-fast 100 metamap-fallback 2 metamap-invalidations 1 metamap-remaps 3 metamap-remap-failures 0 metamap-refused 9 metamap-uaccess-fills 14\n"
+	ind "metamap-fast 100 metamap-fallback 2 metamap-invalidations 1 metamap-remaps 3 metamap-remap-failures 0 metamap-refused 9 metamap-uaccess-fills 14 metamap-poisoned 17\n"
 
 #define RXQ_STATS_TEXT(ind)						\
 	ind "rx-packets 10 rx-bytes 640\n"				\
@@ -1192,7 +1197,7 @@ static void test_print_show_text(void)
 	"\"metamap-remaps\":3,\"metamap-remap-failures\":0,"		\
 	"\"metamap-refused\":9,\"tx-errors\":11,\"zcopy-fallback\":12,"	\
 	"\"zcopy-backoff\":13,\"metamap-uaccess-fills\":14,"		\
-	"\"used-entries\":15,\"zcopy-in-order\":16"
+	"\"used-entries\":15,\"zcopy-in-order\":16,\"metamap-poisoned\":17"
 
 #define QUEUE0_JSON							\
 	"\"dev-id\":3,\"index\":0,\"type\":\"rx\",\"num\":256,"		\

@@ -165,6 +165,7 @@ static void adm_stats_from(const struct vhost_stats_get_rsp_dump *r,
 	STAT(metamap_uaccess_fills, METAMAP_UACCESS_FILLS);
 	STAT(used_entries, USED_ENTRIES);
 	STAT(zcopy_in_order, ZCOPY_IN_ORDER);
+	STAT(metamap_poisoned, METAMAP_POISONED);
 }
 
 int adm_stats(struct ynl_sock *ys, uint32_t id, bool all, bool per_queue,

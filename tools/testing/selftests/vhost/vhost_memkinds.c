@@ -3,12 +3,13 @@
  * vhost-net rings in memory of unusual kinds: userfaultfd-registered
  * (missing and write-protect modes), memfd_secret, hardware-poisoned,
  * PROT_NONE and read-only, and a descriptor table off its 16-byte
- * alignment.  The metadata direct map must refuse what it cannot serve (the
- * fdinfo counter refused grows, nothing goes through the map) and leave the
- * rings to uaccess, whose result must be the same with the map on and off
- * (variants map_on and map_off): byte-exact traffic where uaccess reaches the
- * rings, an error on the vring error eventfd where it cannot, and never a
- * kernel splat (the VM runner fails on any; the tests also scan the log).
+ * alignment, and a read through the map that finds poison.  The metadata
+ * direct map must refuse what it cannot serve (GUP's refusals and its own
+ * count in refused, nothing goes through the map) and leave the rings to
+ * uaccess, whose result must be the same with the map on and off (variants
+ * map_on and map_off): byte-exact traffic where uaccess reaches the rings,
+ * an error on the vring error eventfd where it cannot, and never a kernel
+ * splat (the VM runner fails on any; the tests also scan the log).
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -200,27 +201,41 @@ static uint64_t fast_now(struct __test_metadata *_metadata,
 }
 
 /*
- * Queue q's rings were refused: with the map on, the refused counter grew
- * and nothing went through the map since fast0 was read (0: since setup);
- * with the map off, nothing was refused and nothing mapped.
+ * Queue q's rings were not served by the map: with the map on, nothing
+ * went through the map since fast0 was read (0: since setup), the map is
+ * not valid, and either the refused counter grew (@refused) or the map was
+ * never built (a ring whose avail index uaccess cannot read is never asked
+ * of the map); with the map off, nothing was refused and nothing mapped.
  */
-static void expect_refused(struct __test_metadata *_metadata,
-			   FIXTURE_DATA(memkinds) *self,
-			   const FIXTURE_VARIANT(memkinds) *variant, int q,
-			   uint64_t fast0)
+static void expect_unserved(struct __test_metadata *_metadata,
+			    FIXTURE_DATA(memkinds) *self,
+			    const FIXTURE_VARIANT(memkinds) *variant, int q,
+			    uint64_t fast0, bool refused)
 {
 	struct metamap_stats s;
 
 	stats(_metadata, self, q, &s);
 	EXPECT_EQ(variant->map, s.enabled);
-	if (variant->map) {
-		EXPECT_LT(0, s.refused) TH_LOG("vq%d: not refused", q);
-		EXPECT_EQ(fast0, s.fast) TH_LOG("vq%d: used the map", q);
-		EXPECT_EQ(0, s.valid);
-	} else {
+	if (!variant->map) {
 		EXPECT_EQ(0, s.refused);
 		EXPECT_EQ(0, s.fast);
+		return;
 	}
+	if (refused) {
+		EXPECT_LT(0, s.refused) TH_LOG("vq%d: not refused", q);
+	} else {
+		EXPECT_EQ(0, s.remaps) TH_LOG("vq%d: built", q);
+	}
+	EXPECT_EQ(fast0, s.fast) TH_LOG("vq%d: used the map", q);
+	EXPECT_EQ(0, s.valid);
+}
+
+static void expect_refused(struct __test_metadata *_metadata,
+			   FIXTURE_DATA(memkinds) *self,
+			   const FIXTURE_VARIANT(memkinds) *variant, int q,
+			   uint64_t fast0)
+{
+	expect_unserved(_metadata, self, variant, q, fast0, true);
 }
 
 /* Queue q's rings are ordinary: the map (if on) carried them. */
@@ -808,6 +823,155 @@ TEST_F_TIMEOUT(memkinds, hwpoison_tx_desc_mid_run, 120)
 	hwpoison_tx(_metadata, self, variant, true);
 }
 
+#define FAIL_MC "/sys/kernel/debug/fail_vhost_metamap_mc"
+
+/*
+ * Arm fail_vhost_metamap_mc for its next `times` evaluations (each
+ * section of the map evaluates it once), or disarm it (0).
+ */
+static int fail_mc(int times)
+{
+	char v[16];
+	int r;
+
+	snprintf(v, sizeof(v), "%d", times);
+	r = write_str(FAIL_MC "/verbose", "0");
+	if (!r)
+		r = write_str(FAIL_MC "/interval", "1");
+	if (!r)
+		r = write_str(FAIL_MC "/probability", times ? "100" : "0");
+	if (!r)
+		r = write_str(FAIL_MC "/times", v);
+	return r;
+}
+
+/* The page at addr is no longer mapped (pagemap: not present). */
+static bool page_unmapped(void *addr)
+{
+	uint64_t e = 0;
+	int fd = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return false;
+	if (pread(fd, &e, sizeof(e), (uintptr_t)addr / PAGE * sizeof(e)) !=
+	    sizeof(e))
+		e = 1ULL << 63;
+	close(fd);
+	return !(e >> 63);
+}
+
+/*
+ * A read through the map finds the TX avail ring's page poisoned: fault
+ * injection (fail_vhost_metamap_mc) gives the answer copy_mc_to_kernel()
+ * gives when it consumes an uncorrectable memory error, which no emulator
+ * raises; what follows is the kernel's own.  The access fails with a vring
+ * error and nothing goes out; the page goes to memory failure handling,
+ * which unmaps it from the owner; until then, and however often the guest
+ * kicks, nothing of the ring is read again, through the map or the
+ * uaccess read-ahead (no section, no fill: the worker never consumes the
+ * poison twice); once the owner has a fresh page with the ring's content
+ * there, the frame goes out byte-exact and the map serves again.  With the
+ * map off nothing reads through copy_mc_to_kernel(): the injection never
+ * fires.  What this does not cover: the machine check itself (its
+ * recovery in copy_mc_to_kernel() is the kernel's), and modes off and
+ * batch, which read the ring through uaccess as stock vhost does
+ * (vhost-metamap.rst, "Memory errors").
+ */
+TEST_F_TIMEOUT(memkinds, poisoned_ring_read_fails_until_page_replaced, 90)
+{
+	struct vq *vq = &self->n.vq[VNET_TX];
+	struct sigaction sa = { .sa_sigaction = on_sigbus,
+				.sa_flags = SA_SIGINFO };
+	uint8_t frame[200], got[200], saved[PAGE];
+	struct metamap_stats s0, s;
+	struct pollfd p;
+	void *page;
+	int kfd, i;
+
+	if (access("/sys/kernel/debug/failslab", F_OK))
+		SKIP(return, "kernel without CONFIG_FAULT_INJECTION_DEBUG_FS");
+	/* A kernel with fault injection and without ours is a failure. */
+	ASSERT_EQ(0, access(FAIL_MC, F_OK)) TH_LOG("no %s", FAIL_MC);
+	ASSERT_EQ(1, read_long("/proc/sys/vm/memory_failure_recovery"))
+		TH_LOG("vm.memory_failure_recovery is not 1");
+	ASSERT_EQ(0, open_at(self, self->alloc, true));
+	traffic(_metadata, self, 100);
+	page = PAGE_DOWN((void *)vq->avail);
+	ASSERT_TRUE(page != PAGE_DOWN((void *)vq->desc) &&
+		    page != PAGE_DOWN((void *)vq->used))
+		TH_LOG("the avail ring shares its page");
+	p = (struct pollfd){ .fd = vq->err_fd, .events = POLLIN };
+	ASSERT_EQ(0, sigaction(SIGBUS, &sa, &self->old_sigbus));
+	self->sigbus_set = true;
+	sigbus_count = 0;
+	usleep(100000);		/* TX idle: nothing reads its rings now */
+
+	frame_fill(frame, sizeof(frame), NULL, 0xbeef);
+	ASSERT_EQ(0, vnet_tx_add(&self->n, NULL, frame, sizeof(frame)));
+	vq_publish(vq);
+	memcpy(saved, page, PAGE);
+	kfd = kmsg_open();
+	ASSERT_EQ(0, fail_mc(1)) TH_LOG("arming %s", FAIL_MC);
+	vq_notify(vq);
+	if (!variant->map) {
+		ASSERT_EQ((int)sizeof(frame),
+			  wire_recv(&self->n, got, sizeof(got), 10000));
+		ASSERT_EQ(0, memcmp(frame, got, sizeof(frame)));
+		ASSERT_EQ(0, vnet_tx_drain(&self->n, 10000));
+		EXPECT_EQ(1, read_long(FAIL_MC "/times")) TH_LOG("injected");
+		fail_mc(0);
+		stats(_metadata, self, VNET_TX, &s);
+		EXPECT_EQ(0, s.poisoned);
+		traffic(_metadata, self, 100);
+		EXPECT_EQ(0, kmsg_scan(kfd, false));
+		return;
+	}
+	EXPECT_EQ(1, poll(&p, 1, 10000)) TH_LOG("no error from vhost");
+	EXPECT_LE(1, vq_error_count(vq));
+	EXPECT_EQ(0, read_long(FAIL_MC "/times")) TH_LOG("not injected");
+	fail_mc(0);
+	stats(_metadata, self, VNET_TX, &s0);
+	EXPECT_LE(1, s0.poisoned);
+	EXPECT_EQ(0, s0.valid);
+
+	/* Kicks while the page is handled: errors, no read of the ring. */
+	for (i = 0; i < 3; i++) {
+		vq_notify(vq);
+		EXPECT_EQ(1, poll(&p, 1, 10000)) TH_LOG("no error, kick %d", i);
+		vq_error_count(vq);
+	}
+	for (i = 0; i < 500 && !page_unmapped(page); i++)
+		usleep(10000);
+	EXPECT_TRUE(page_unmapped(page)) TH_LOG("memory failure left the page");
+	vq_notify(vq);
+	EXPECT_EQ(1, poll(&p, 1, 10000)) TH_LOG("no error after the unmap");
+	vq_error_count(vq);
+	EXPECT_EQ(-ETIMEDOUT, wire_recv(&self->n, got, sizeof(got), 300))
+		TH_LOG("a frame left through a poisoned ring");
+	stats(_metadata, self, VNET_TX, &s);
+	EXPECT_EQ(s0.sections, s.sections) TH_LOG("the map read the ring");
+	EXPECT_EQ(s0.fast, s.fast);
+	EXPECT_EQ(s0.uaccess_fills, s.uaccess_fills)
+		TH_LOG("the read-ahead read the ring");
+	EXPECT_EQ(0, sigbus_count) TH_LOG("the test touched the page");
+
+	/* The owner maps a fresh page with the ring's content. */
+	ASSERT_EQ(page, mmap(page, PAGE, PROT_READ | PROT_WRITE,
+			     MAP_FIXED | MAP_PRIVATE | MAP_ANONYMOUS, -1, 0));
+	memcpy(page, saved, PAGE);
+	vq_notify(vq);
+	ASSERT_EQ((int)sizeof(frame), wire_recv(&self->n, got, sizeof(got),
+						10000));
+	ASSERT_EQ(0, memcmp(frame, got, sizeof(frame)));
+	ASSERT_EQ(0, vnet_tx_drain(&self->n, 10000));
+	traffic(_metadata, self, 200);
+	/* served by the map again (GUP refused the unmapped page meanwhile) */
+	stats(_metadata, self, VNET_TX, &s);
+	EXPECT_EQ(1, s.valid);
+	EXPECT_LT(s0.fast, s.fast);
+	EXPECT_EQ(0, kmsg_scan(kfd, true));
+}
+
 /* mprotect the whole pages of [p, p + len). */
 static int protect_part(void *p, size_t len, int prot)
 {
@@ -891,7 +1055,8 @@ static int open_aliased(FIXTURE_DATA(memkinds) *self, unsigned int qmask,
 /*
  * The TX queue's desc table or avail ring PROT_NONE where vhost sees it
  * (the driver writes through another mapping of the same pages).  The map
- * must refuse the TX queue; uaccess cannot read the ring either, so a kick
+ * must not serve the TX queue (GUP refuses the desc table when the map is
+ * built; an avail ring uaccess cannot read is never asked of the map); uaccess cannot read the ring either, so a kick
  * gets an error on the error eventfd and no frame out, while the RX queue
  * works byte-exact.  Once readable again, the pending frame and what
  * follows go out byte-exact.
@@ -923,7 +1088,9 @@ static void prot_none_tx(struct __test_metadata *_metadata,
 	EXPECT_EQ(1, poll(&p, 1, 10000)) TH_LOG("no error from vhost");
 	EXPECT_LE(1, vq_error_count(vq));
 	EXPECT_EQ(-ETIMEDOUT, wire_recv(&self->n, got, sizeof(got), 300));
-	expect_refused(_metadata, self, variant, VNET_TX, 0);
+	/* desc: the map is built and GUP refuses it; avail: never asked */
+	expect_unserved(_metadata, self, variant, VNET_TX, 0,
+			part == PART_DESC);
 	expect_mapped(_metadata, self, variant, VNET_RX);
 
 	vnet_rings_layout(self->view, NUM, v);
@@ -950,8 +1117,9 @@ TEST_F_TIMEOUT(memkinds, prot_none_tx_avail, 90)
 
 /*
  * Desc tables and avail rings of both queues read-only where vhost sees
- * them: vhost only reads them, so traffic flows byte-exact through uaccess;
- * the map must refuse both queues (it wants PROT_READ|PROT_WRITE VMAs).
+ * them: vhost only reads them, so traffic flows byte-exact, and the map
+ * serves them as uaccess does (GUP faults them in for read; the map never
+ * writes there).
  */
 TEST_F_TIMEOUT(memkinds, read_only_desc_avail, 90)
 {
@@ -960,8 +1128,8 @@ TEST_F_TIMEOUT(memkinds, read_only_desc_avail, 90)
 
 	ASSERT_EQ(0, r) TH_LOG("setup: %s", strerror(-r));
 	traffic(_metadata, self, 500);
-	expect_refused(_metadata, self, variant, VNET_TX, 0);
-	expect_refused(_metadata, self, variant, VNET_RX, 0);
+	expect_mapped(_metadata, self, variant, VNET_TX);
+	expect_mapped(_metadata, self, variant, VNET_RX);
 }
 
 /*

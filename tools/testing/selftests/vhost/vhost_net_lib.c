@@ -1301,11 +1301,11 @@ int vnet_metamap_stats(struct vnet *n, int qidx, struct metamap_stats *s)
 		   " invalidations=%" SCNu64 " remaps=%" SCNu64
 		   " remap_failures=%" SCNu64 " sections=%" SCNu64
 		   " batched=%" SCNu64 " refused=%" SCNu64
-		   " uaccess_fills=%" SCNu64,
+		   " uaccess_fills=%" SCNu64 " poisoned=%" SCNu64,
 		   &s->mode, &s->valid, &s->fast, &s->fallback,
 		   &s->invalidations, &s->remaps, &s->remap_failures,
 		   &s->sections, &s->batched, &s->refused,
-		   &s->uaccess_fills) != 11)
+		   &s->uaccess_fills, &s->poisoned) != 12)
 		return -EINVAL;
 	s->enabled = s->mode == METAMAP_MAP;
 	return 0;

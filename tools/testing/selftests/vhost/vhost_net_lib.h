@@ -207,6 +207,7 @@ struct metamap_stats {
 	uint64_t sections, batched;
 	uint64_t refused;	/* ring memory the map may not serve, seen */
 	uint64_t uaccess_fills;	/* read-aheads through uaccess */
+	uint64_t poisoned;	/* accesses failed on a poisoned ring page */
 };
 int vnet_metamap_stats(struct vnet *n, int qidx, struct metamap_stats *s);
 /* A mode's number from its name (off, map, batch), or -1. */
