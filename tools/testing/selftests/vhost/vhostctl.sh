@@ -230,8 +230,8 @@ def rate_lines(path, n):
 def cmd_rates(path, n, pkts0, pkts1, bytes0, bytes1):
     """'stats -j -i 1 -c N' of one device sending all along, between two
     sysfs reads: each interval's TX rate positive, their sum at most what
-    was sent in between (an interval lasts at least its second), bytes at
-    the packets' size; the gauge an integer"""
+    was sent in between (an interval lasts at least its second), bytes per
+    packet those of the frames sent; the gauge an integer"""
     msgs, total = [], 0
     sent = int(pkts1) - int(pkts0)
     size = (int(bytes1) - int(bytes0)) / sent if sent else 0
@@ -244,8 +244,9 @@ def cmd_rates(path, n, pkts0, pkts1, bytes0, bytes1):
             msgs.append('interval %d: tx-packets %r' % (i, r.get('tx-packets')))
             continue
         total += r['tx-packets']
-        # both rounded to 0.01/s: the bytes' rate within size * 0.01
-        if abs(r.get('tx-bytes', -1) - size * r['tx-packets']) > size * 0.01 + 0.01:
+        # bytes per packet within 1% of the window's average (the
+        # window around the intervals may hold a few frames of other sizes)
+        if abs(r.get('tx-bytes', -1) / r['tx-packets'] - size) > size * 0.01:
             msgs.append('interval %d: tx-bytes %r for %r packets of %r bytes'
                         % (i, r.get('tx-bytes'), r['tx-packets'], size))
         if not isinstance(r.get('zcopy-pending'), int) or r['zcopy-pending'] < 0:
