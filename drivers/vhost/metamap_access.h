@@ -67,21 +67,59 @@ static inline bool vhost_metamap_put16(struct vhost_virtqueue *vq,
  * descriptor of the chain at vq->last_avail_idx, and in mode map the map
  * serves any other.
  */
+/*
+ * Entry k of the read-ahead for avail index idx, served inline: below what
+ * was read and below vq->avail_idx, and the queue has no IOTLB.  Every
+ * other change of the ring (addresses, size, endianness, features, base,
+ * mode, reset) empties the batch where it is made, and a miss goes to
+ * metamap.c, which checks them all again.  -1 on a miss.
+ */
+static __always_inline int vhost_metamap_batch_k(const struct vhost_metamap *map,
+						 const struct vhost_virtqueue *vq,
+						 u16 idx)
+{
+	const struct vhost_metamap_batch *b = &map->batch;
+	u16 k = idx - b->idx;
+
+	if (k >= b->n || k >= (u16)(vq->avail_idx - b->idx) || vq->iotlb)
+		return -1;
+	return array_index_nospec(k, b->n);
+}
+
 static inline int vhost_metamap_get_desc(struct vhost_virtqueue *vq,
 					 struct vring_desc *d, unsigned int i,
 					 const struct vring_desc __user *uaddr)
 {
 	struct vhost_metamap *map = vhost_metamap_in(vq, VHOST_METAMAP_MODE_BATCH);
+	int k;
 
-	return map ? __vhost_metamap_get_desc(map, d, i, uaddr) : 0;
+	if (!map)
+		return 0;
+	k = vhost_metamap_batch_k(map, vq, vq->last_avail_idx);
+	if (likely(k >= 0) && map->batch.didx[k] == i) {
+		*d = map->batch.desc[k];
+		u64_stats_update_begin(&map->stats.syncp);
+		u64_stats_inc(&map->stats.batched);
+		u64_stats_update_end(&map->stats.syncp);
+		return 1;
+	}
+	return __vhost_metamap_get_desc(map, d, i, uaddr);
 }
 
 static inline int vhost_metamap_get_head(struct vhost_virtqueue *vq, u16 idx,
 					 __virtio16 *head)
 {
 	struct vhost_metamap *map = vhost_metamap_in(vq, VHOST_METAMAP_MODE_BATCH);
+	int k;
 
-	return map ? __vhost_metamap_get_head(map, idx, head) : 0;
+	if (!map)
+		return 0;
+	k = vhost_metamap_batch_k(map, vq, idx);
+	if (likely(k >= 0)) {
+		*head = map->batch.head[k];
+		return 1;
+	}
+	return __vhost_metamap_get_head(map, idx, head);
 }
 
 static inline int vhost_metamap_put_used(struct vhost_virtqueue *vq,
@@ -92,6 +130,38 @@ static inline int vhost_metamap_put_used(struct vhost_virtqueue *vq,
 	struct vhost_metamap *map = vhost_metamap_in(vq, VHOST_METAMAP_MODE_MAP);
 
 	return map ? __vhost_metamap_put_used(map, heads, uaddr, count) : 0;
+}
+
+/*
+ * The chain at vq->last_avail_idx, if the read-ahead holds its head and
+ * its first descriptor (in order, only if it is the chain the last one
+ * ended at): its head, with *d that descriptor; -1 otherwise, and
+ * vhost_get_vq_desc() reads the head as usual.
+ */
+static inline int vhost_metamap_peek(struct vhost_virtqueue *vq,
+				     struct vring_desc *d)
+{
+	struct vhost_metamap *map = vhost_metamap_in(vq, VHOST_METAMAP_MODE_BATCH);
+	unsigned int head;
+	int k;
+
+	if (!map)
+		return -1;
+	k = vhost_metamap_batch_k(map, vq, vq->last_avail_idx);
+	if (k < 0)
+		return -1;
+	head = map->batch.didx[k];
+	if (head == VHOST_METAMAP_NO_DESC)
+		return -1;
+	if (vhost_has_feature(vq, VIRTIO_F_IN_ORDER) &&
+	    (!vq->next_avail_head_known ||
+	     head != (vq->next_avail_head & (vq->num - 1))))
+		return -1;
+	*d = map->batch.desc[k];
+	u64_stats_update_begin(&map->stats.syncp);
+	u64_stats_inc(&map->stats.batched);
+	u64_stats_update_end(&map->stats.syncp);
+	return head;
 }
 
 #else
@@ -126,6 +196,12 @@ static inline int vhost_metamap_put_used(struct vhost_virtqueue *vq,
 					 unsigned int count)
 {
 	return 0;
+}
+
+static inline int vhost_metamap_peek(struct vhost_virtqueue *vq,
+				     struct vring_desc *d)
+{
+	return -1;
 }
 
 #endif /* CONFIG_VHOST_METAMAP */
