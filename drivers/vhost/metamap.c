@@ -399,6 +399,19 @@ void vhost_metamap_config_changed(struct vhost_virtqueue *vq)
 EXPORT_SYMBOL_GPL(vhost_metamap_config_changed);
 
 /*
+ * Whether vhost_get_vq_desc() must take the walk that knows the read-ahead
+ * and the map (metamap_access.h): the mode is not off, or a poisoned page
+ * quarantines the queue.  Kept with every change of either, which all hold
+ * vq->mutex (a quarantine starts inside a section: a store).
+ */
+static void vhost_metamap_engage(struct vhost_virtqueue *vq,
+				 const struct vhost_metamap *map)
+{
+	vq->metamap_engaged = map && (map->mode != VHOST_METAMAP_MODE_OFF ||
+				      map->quarantined);
+}
+
+/*
  * Switch the queue to mode (an enum vhost_metamap_mode): the read-ahead is
  * dropped in any case; map arms the map for the ring, the others release
  * it.  A mode other than off needs the queue's state, which
@@ -416,6 +429,7 @@ void vhost_metamap_set_mode(struct vhost_virtqueue *vq, u8 mode)
 		return;
 	}
 	map->mode = mode;
+	vhost_metamap_engage(vq, map);
 	if (mode == VHOST_METAMAP_MODE_MAP)
 		vhost_metamap_config_changed(vq);
 	else
@@ -528,6 +542,7 @@ void vhost_metamap_dev_free(struct vhost_dev *dev)
 		vhost_metamap_release(vq);
 		kfree(vq->metamap);
 		vq->metamap = NULL;
+		vhost_metamap_engage(vq, NULL);
 	}
 }
 EXPORT_SYMBOL_GPL(vhost_metamap_dev_free);
@@ -771,6 +786,7 @@ static bool vhost_metamap_read(struct vhost_metamap *map, void *dst,
 	map->poison_pfn = page_to_pfn(virt_to_page(src + len - left));
 	map->poison_uaddr = (uaddr + len - left) & PAGE_MASK;
 	WRITE_ONCE(map->quarantined, true);
+	vhost_metamap_engage(map->vq, map);
 	__vhost_metamap_invalidate(map);
 	return false;
 }
@@ -834,6 +850,7 @@ bool __vhost_metamap_poisoned(struct vhost_metamap *map)
 	if (!time_before(jiffies, map->poison_check_at)) {
 		if (!vhost_metamap_poison_mapped(map)) {
 			WRITE_ONCE(map->quarantined, false);
+			vhost_metamap_engage(map->vq, map);
 			map->poison_pfn = 0;
 			return false;
 		}
@@ -932,24 +949,32 @@ static bool vhost_metamap_in_order(struct vhost_virtqueue *vq)
  * length only the walk of vhost_get_vq_desc() finds, and which ends the
  * batch.
  */
-static unsigned int vhost_metamap_in_order_run(struct vhost_metamap *map,
-					       unsigned int k,
-					       unsigned int run,
-					       unsigned int i)
+static __always_inline unsigned int
+__vhost_metamap_in_order_run(struct vhost_metamap_batch *b, unsigned int k,
+			     unsigned int run, unsigned int i, const bool le)
 {
-	struct vhost_virtqueue *vq = map->vq;
-	struct vhost_metamap_batch *b = &map->batch;
-	__virtio16 next = cpu_to_vhost16(vq, VRING_DESC_F_NEXT);
+	__virtio16 next = __cpu_to_virtio16(le, VRING_DESC_F_NEXT);
 	unsigned int h, d;
 
 	for (h = 0; h < run; h++) {
 		d = (i + h) & (b->num - 1);
-		b->head[k + h] = cpu_to_vhost16(vq, d);
+		b->head[k + h] = __cpu_to_virtio16(le, d);
 		b->didx[k + h] = d;
 		if (b->desc[k + h].flags & next)
 			return h + 1;
 	}
 	return run;
+}
+
+static unsigned int vhost_metamap_in_order_run(struct vhost_metamap *map,
+					       unsigned int k,
+					       unsigned int run,
+					       unsigned int i)
+{
+	if (vhost_is_little_endian(map->vq))
+		return __vhost_metamap_in_order_run(&map->batch, k, run, i,
+						    true);
+	return __vhost_metamap_in_order_run(&map->batch, k, run, i, false);
 }
 
 /*
@@ -997,15 +1022,17 @@ static unsigned int vhost_metamap_fill_in_order(struct vhost_metamap *map,
  * map->num, the size the ranges were registered for.  Returns the number
  * of heads read.
  */
-static unsigned int vhost_metamap_fill(struct vhost_metamap *map, u16 idx,
-				       bool *mc)
+static __always_inline unsigned int
+__vhost_metamap_fill(struct vhost_metamap *map, u16 idx, bool *mc,
+		     const bool le)
 {
 	struct vhost_virtqueue *vq = map->vq;
 	const struct vhost_metamap_range *ar = &map->range[VHOST_METAMAP_AVAIL];
 	const struct vhost_metamap_range *dr = &map->range[VHOST_METAMAP_DESC];
 	unsigned long doff = offset_in_page(dr->uaddr), off, uaddr;
 	struct vhost_metamap_batch *b = &map->batch;
-	unsigned int num = map->num, n, k, run, slot, i, h, pos, room, reads;
+	unsigned int num = map->num, n, k, run, slot, i, h, pos, room, lim;
+	unsigned int reads;
 	const struct vring_desc *d;
 	const __virtio16 *hp;
 	bool down;
@@ -1032,33 +1059,40 @@ static unsigned int vhost_metamap_fill(struct vhost_metamap *map, u16 idx,
 	reads = n;
 	/*
 	 * Their descriptors, one copy per run of heads that name consecutive
-	 * descriptors of one page, up or down: a driver that recycles its
-	 * buffers through a free list (Linux's virtio_ring, LIFO) publishes
-	 * descending runs, an in-order one ascending runs.  The table is
-	 * aligned (arming refuses it otherwise), so a descriptor never
-	 * crosses a page; i < num keeps it inside the pages kaddr[] covers,
-	 * and the run is clamped to i's page, so that a mispredicted check
-	 * cannot take the copy off it.
+	 * descriptors of one page, up or down (the second head says which):
+	 * a driver that recycles its buffers through a free list (Linux's
+	 * virtio_ring, LIFO) publishes descending runs, an in-order one
+	 * ascending runs.  The table is aligned (arming refuses it
+	 * otherwise), so a descriptor never crosses a page; i < num keeps it
+	 * inside the pages kaddr[] covers, and the run is clamped to i's
+	 * page, so that a mispredicted check cannot take the copy off it.
 	 */
 	for (k = 0; k < n && map->valid; k += run) {
 		run = 1;
-		b->didx[k] = VHOST_METAMAP_NO_DESC;
-		i = vhost16_to_cpu(vq, b->head[k]);
-		if (unlikely(i >= num))
-			continue;	/* vhost_get_vq_desc() says what is wrong */
+		i = __virtio16_to_cpu(le, b->head[k]);
+		if (unlikely(i >= num)) {
+			/* vhost_get_vq_desc() says what is wrong */
+			b->didx[k] = VHOST_METAMAP_NO_DESC;
+			continue;
+		}
 		off = doff + array_index_nospec(i, num) * sizeof(*d);
 		pos = offset_in_page(off) / sizeof(*d);
-		room = PAGE_SIZE / sizeof(*d) - pos;	/* i and after it */
-		while (k + run < n && run < room && i + run < num &&
-		       vhost16_to_cpu(vq, b->head[k + run]) == i + run)
-			run++;
-		down = run == 1;
-		if (down) {
-			room = pos + 1;			/* i and before it */
-			while (k + run < n && run < room && run <= i &&
-			       vhost16_to_cpu(vq, b->head[k + run]) == i - run)
-				run++;
+		h = k + 1 < n ? __virtio16_to_cpu(le, b->head[k + 1]) : i;
+		down = h + 1 == i;
+		if (h == i + 1) {
+			room = PAGE_SIZE / sizeof(*d) - pos;	/* i and after */
+			lim = num - i;
+		} else if (down) {
+			room = pos + 1;				/* i and before */
+			lim = i + 1;
+		} else {
+			room = 1;
+			lim = 1;
 		}
+		while (k + run < n && run < room && run < lim &&
+		       __virtio16_to_cpu(le, b->head[k + run]) ==
+		       (down ? i - run : i + run))
+			run++;
 		run = array_index_nospec(run - 1, room) + 1;
 		if (down)
 			off -= (run - 1) * sizeof(*d);
@@ -1068,10 +1102,18 @@ static unsigned int vhost_metamap_fill(struct vhost_metamap *map, u16 idx,
 					run * sizeof(*d), mc))
 			break;
 		reads += run;
-		for (h = 0; down && h < run / 2; h++)
-			swap(b->desc[k + h], b->desc[k + run - 1 - h]);
-		for (h = 0; h < run; h++)
-			b->didx[k + h] = down ? i - h : i + h;
+		if (down) {
+			struct vring_desc *lo = &b->desc[k];
+			struct vring_desc *hi = lo + run - 1;
+
+			for (; lo < hi; lo++, hi--)
+				swap(*lo, *hi);
+			for (h = 0; h < run; h++)
+				b->didx[k + h] = i - h;
+		} else {
+			for (h = 0; h < run; h++)
+				b->didx[k + h] = i + h;
+		}
 	}
 	/*
 	 * A poisoned head or descriptor invalidated the map: nothing of this
@@ -1082,23 +1124,35 @@ static unsigned int vhost_metamap_fill(struct vhost_metamap *map, u16 idx,
 	return b->n;
 }
 
+/* One copy per byte order, so that the loops convert no entry at run time. */
+static unsigned int vhost_metamap_fill(struct vhost_metamap *map, u16 idx,
+				       bool *mc)
+{
+	if (vhost_is_little_endian(map->vq))
+		return __vhost_metamap_fill(map, idx, mc, true);
+	return __vhost_metamap_fill(map, idx, mc, false);
+}
+
 /*
  * Whether the read-ahead may go through uaccess: the ring's addresses are
- * the owner's, not I/O virtual addresses of a device IOTLB.  The rings
- * passed access_ok() when they were set (vq_access_ok()), and every entry
- * read lies inside them.  vq->mutex.
+ * the owner's, not I/O virtual addresses of a device IOTLB, and the table
+ * is aligned for 64-bit loads (a driver that does not align it, against
+ * virtio, is served by the per-access path).  The rings passed
+ * access_ok() when they were set (vq_access_ok()), and every entry read
+ * lies inside them.  vq->mutex.
  */
 static bool vhost_metamap_user_ok(const struct vhost_virtqueue *vq)
 {
 	return vq->desc && vq->avail && vq->num &&
+	       IS_ALIGNED((unsigned long)vq->desc, sizeof(u64)) &&
 	       !vq->iotlb && !READ_ONCE(vq->dev->iotlb);
 }
 
 /*
- * Heads from avail index idx on, n at most, in one uaccess section (masked
- * user pointers where the architecture has them, so no speculation barrier
- * either); how many were read before a fault, if any.  Each section is
- * open-coded, as objtool wants to see it.
+ * Heads from avail index idx on, n at most: one copy up to the ring's end
+ * and one from its start, with no speculation barrier (the ring passed
+ * access_ok() and every slot is masked into it); how many were read
+ * before a fault, if any.
  */
 static noinline unsigned int vhost_metamap_user_heads(struct vhost_metamap *map,
 						      u16 idx, unsigned int n)
@@ -1106,42 +1160,44 @@ static noinline unsigned int vhost_metamap_user_heads(struct vhost_metamap *map,
 	struct vhost_virtqueue *vq = map->vq;
 	struct vhost_metamap_batch *b = &map->batch;
 	const __virtio16 __user *ring = vq->avail->ring;
-	unsigned int num = vq->num, k;
+	unsigned int num = vq->num, k, run, slot, left;
 
 	if (!access_ok(ring, num * sizeof(*ring)))
 		return 0;
-	if (can_do_masked_user_access())
-		ring = masked_user_access_begin(ring);
-	else if (!user_read_access_begin(ring, num * sizeof(*ring)))
-		return 0;
-	for (k = 0; k < n; k++)
-		unsafe_get_user(b->head[k], &ring[(u16)(idx + k) & (num - 1)],
-				fault);
-	user_read_access_end();
+	for (k = 0; k < n; k += run) {
+		slot = (u16)(idx + k) & (num - 1);
+		run = min(n - k, num - slot);
+		left = __copy_from_user(&b->head[k], &ring[slot],
+					run * sizeof(*ring));
+		if (unlikely(left))
+			return k + (run * sizeof(*ring) - left) / sizeof(*ring);
+	}
 	return n;
-fault:
-	user_read_access_end();
-	return k;
 }
 
 /*
  * The first descriptor of the chain of each of the first n heads of the
- * batch, in one uaccess section; how many heads are done (a fault stops
+ * batch, in one uaccess section (masked user pointers where the
+ * architecture has them, so no speculation barrier either; open-coded,
+ * as objtool wants to see it); how many heads are done (a fault stops
  * at the head whose descriptor it hit).  In order the heads are not in
  * the batch yet: they are the table entries from vq->next_avail_head on,
  * each the head of a chain, up to the first chain of several descriptors,
- * which ends the batch (vhost_metamap_in_order_run()).
+ * which ends the batch (vhost_metamap_in_order_run()).  A descriptor is
+ * two aligned 64-bit words (vhost_metamap_user_ok() wants the table
+ * aligned, as virtio does), copied as they are.
  */
 static __always_inline unsigned int
 __vhost_metamap_user_descs(struct vhost_metamap *map, unsigned int n,
-			   const bool in_order)
+			   const bool in_order, const bool le)
 {
 	struct vhost_virtqueue *vq = map->vq;
 	struct vhost_metamap_batch *b = &map->batch;
-	__virtio16 next = cpu_to_vhost16(vq, VRING_DESC_F_NEXT);
-	const struct vring_desc __user *table = vq->desc, *u;
+	const __virtio16 next = __cpu_to_virtio16(le, VRING_DESC_F_NEXT);
+	const struct vring_desc __user *table = vq->desc;
 	unsigned int num = vq->num, first = vq->next_avail_head, k, i;
-	struct vring_desc *d;
+	const u64 __user *u;
+	u64 *d;
 
 	if (!access_ok(table, num * sizeof(*table)))
 		return 0;
@@ -1150,23 +1206,23 @@ __vhost_metamap_user_descs(struct vhost_metamap *map, unsigned int n,
 	else if (!user_read_access_begin(table, num * sizeof(*table)))
 		return 0;
 	for (k = 0; k < n; k++) {
-		b->didx[k] = VHOST_METAMAP_NO_DESC;
 		if (in_order) {
 			i = (first + k) & (num - 1);
-			b->head[k] = cpu_to_vhost16(vq, i);
+			b->head[k] = __cpu_to_virtio16(le, i);
 		} else {
-			i = vhost16_to_cpu(vq, b->head[k]);
+			i = __virtio16_to_cpu(le, b->head[k]);
+			if (unlikely(i >= num)) {
+				/* vhost_get_vq_desc() says what is wrong */
+				b->didx[k] = VHOST_METAMAP_NO_DESC;
+				continue;
+			}
 		}
-		if (unlikely(i >= num))
-			continue;	/* vhost_get_vq_desc() says what is wrong */
-		u = &table[array_index_nospec(i, num)];
-		d = &b->desc[k];
-		unsafe_get_user(d->addr, &u->addr, fault);
-		unsafe_get_user(d->len, &u->len, fault);
-		unsafe_get_user(d->flags, &u->flags, fault);
-		unsafe_get_user(d->next, &u->next, fault);
+		u = (const u64 __user *)&table[array_index_nospec(i, num)];
+		d = (u64 *)&b->desc[k];
+		unsafe_get_user(d[0], &u[0], fault);
+		unsafe_get_user(d[1], &u[1], fault);
 		b->didx[k] = i;
-		if (in_order && (d->flags & next))
+		if (in_order && (b->desc[k].flags & next))
 			n = k + 1;	/* the last this batch keeps */
 	}
 	user_read_access_end();
@@ -1176,24 +1232,31 @@ fault:
 	return k;
 }
 
-/* One copy of the section each, so that the plain one tests no order. */
+/*
+ * One copy of the section each, so that the plain one tests no order, and
+ * one per byte order, so that the loop converts no entry at run time.
+ */
 static noinline unsigned int vhost_metamap_user_descs(struct vhost_metamap *map,
 						      unsigned int n)
 {
-	return __vhost_metamap_user_descs(map, n, false);
+	if (vhost_is_little_endian(map->vq))
+		return __vhost_metamap_user_descs(map, n, false, true);
+	return __vhost_metamap_user_descs(map, n, false, false);
 }
 
 static noinline unsigned int
 vhost_metamap_user_descs_in_order(struct vhost_metamap *map, unsigned int n)
 {
-	return __vhost_metamap_user_descs(map, n, true);
+	if (vhost_is_little_endian(map->vq))
+		return __vhost_metamap_user_descs(map, n, true, true);
+	return __vhost_metamap_user_descs(map, n, true, false);
 }
 
 /*
  * The read-ahead through uaccess: the heads and descriptors
- * vhost_metamap_fill() reads through the map, in one uaccess section for
- * the heads (none in order: they are counted) and one for their
- * descriptors instead of one per access.  A fault ends it: what was read
+ * vhost_metamap_fill() reads through the map, in one copy for the heads
+ * (two at the ring's wrap; none in order: they are counted) and one
+ * uaccess section for their descriptors instead of one per access.  A fault ends it: what was read
  * before stays, and the access that faulted is made again by the
  * per-access path, which reports it.  The ring passed access_ok() when it
  * was set (vq_access_ok()) and every entry read lies inside it.  Returns

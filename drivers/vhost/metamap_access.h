@@ -30,6 +30,17 @@ static inline struct vhost_metamap *vhost_metamap_in(struct vhost_virtqueue *vq,
 }
 
 /*
+ * Whether the queue's ring accesses involve the read-ahead or the map at
+ * all: its mode is not off, or a poisoned page quarantines it.  Both
+ * change under vq->mutex only, so that a caller holding it may take the
+ * answer for the whole of its work (vhost_get_vq_desc()).
+ */
+static inline bool vhost_metamap_engaged(struct vhost_virtqueue *vq)
+{
+	return vq->metamap_engaged;
+}
+
+/*
  * Whether every access to the queue's ring must fail: a read through the
  * map found a ring page poisoned, and memory failure handling has not
  * unmapped it yet.  Checked before each ring access, uaccess ones too, so
@@ -69,10 +80,10 @@ static inline bool vhost_metamap_put16(struct vhost_virtqueue *vq,
  */
 /*
  * Entry k of the read-ahead for avail index idx, served inline: below what
- * was read and below vq->avail_idx, and the queue has no IOTLB.  Every
+ * was read and below vq->avail_idx (a driver may lower its index).  Every
  * other change of the ring (addresses, size, endianness, features, base,
- * mode, reset) empties the batch where it is made, and a miss goes to
- * metamap.c, which checks them all again.  -1 on a miss.
+ * mode, reset, an IOTLB) empties the batch where it is made, and a miss
+ * goes to metamap.c, which checks them all again.  -1 on a miss.
  */
 static __always_inline int vhost_metamap_batch_k(const struct vhost_metamap *map,
 						 const struct vhost_virtqueue *vq,
@@ -81,7 +92,7 @@ static __always_inline int vhost_metamap_batch_k(const struct vhost_metamap *map
 	const struct vhost_metamap_batch *b = &map->batch;
 	u16 k = idx - b->idx;
 
-	if (k >= b->n || k >= (u16)(vq->avail_idx - b->idx) || vq->iotlb)
+	if (k >= b->n || k >= (u16)(vq->avail_idx - b->idx))
 		return -1;
 	return array_index_nospec(k, b->n);
 }
@@ -136,17 +147,17 @@ static inline int vhost_metamap_put_used(struct vhost_virtqueue *vq,
  * The chain at vq->last_avail_idx, if the read-ahead holds its head and
  * its first descriptor (in order, only if it is the chain the last one
  * ended at): its head, with *d that descriptor; -1 otherwise, and
- * vhost_get_vq_desc() reads the head as usual.
+ * vhost_get_vq_desc() reads the head as usual.  Only for a queue
+ * vhost_metamap_engaged(), which has its state; in mode off (a quarantine)
+ * its batch is empty.
  */
-static inline int vhost_metamap_peek(struct vhost_virtqueue *vq,
-				     struct vring_desc *d)
+static __always_inline int vhost_metamap_peek(struct vhost_virtqueue *vq,
+					      struct vring_desc *d)
 {
-	struct vhost_metamap *map = vhost_metamap_in(vq, VHOST_METAMAP_MODE_BATCH);
+	struct vhost_metamap *map = vq->metamap;
 	unsigned int head;
 	int k;
 
-	if (!map)
-		return -1;
 	k = vhost_metamap_batch_k(map, vq, vq->last_avail_idx);
 	if (k < 0)
 		return -1;
@@ -165,6 +176,11 @@ static inline int vhost_metamap_peek(struct vhost_virtqueue *vq,
 }
 
 #else
+
+static inline bool vhost_metamap_engaged(struct vhost_virtqueue *vq)
+{
+	return false;
+}
 
 static inline bool vhost_metamap_poisoned(struct vhost_virtqueue *vq)
 {

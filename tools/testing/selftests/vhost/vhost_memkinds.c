@@ -1135,7 +1135,10 @@ TEST_F_TIMEOUT(memkinds, read_only_desc_avail, 90)
 /*
  * Descriptor tables at off mod 16 (SET_VRING_ADDR checks the alignment of
  * avail and used only), each spanning two pages: the map must refuse them;
- * uaccess reads the descriptors, traffic byte-exact.
+ * uaccess reads the descriptors, traffic byte-exact.  The read-ahead
+ * through uaccess, the map's fallback, takes a table aligned to 8 bytes
+ * (two 64-bit loads a descriptor); one that is not, it leaves to the
+ * per-access path.
  */
 static void desc_unaligned(struct __test_metadata *_metadata,
 			   FIXTURE_DATA(memkinds) *self,
@@ -1165,6 +1168,18 @@ static void desc_unaligned(struct __test_metadata *_metadata,
 	traffic(_metadata, self, 500);
 	expect_refused(_metadata, self, variant, VNET_TX, 0);
 	expect_refused(_metadata, self, variant, VNET_RX, 0);
+	for (q = 0; q < 2; q++) {
+		struct metamap_stats s;
+
+		stats(_metadata, self, q, &s);
+		if (variant->map && off % 8 == 0) {
+			EXPECT_LT(0, s.uaccess_fills)
+				TH_LOG("vq%d: no read-ahead at %zu mod 16", q, off);
+		} else {
+			EXPECT_EQ(0, s.uaccess_fills)
+				TH_LOG("vq%d: read ahead at %zu mod 16", q, off);
+		}
+	}
 }
 
 TEST_F(memkinds, desc_table_8_mod_16)
