@@ -53,6 +53,8 @@ find_prog() {	# find_prog CANDIDATE...: the first executable one
 VHOSTCTL=$(find_prog "${VHOSTCTL:-}" "$here/../../../vhostctl/vhostctl" \
 	"$(command -v vhostctl)")
 HOLD=$(find_prog "${VHOST_NET_HOLD:-}" "$PWD/vhost_net_hold" "$here/vhost_net_hold")
+# The frame length of the main holder's traffic (vhost_net_hold -s).
+HOLD_FRAME=64
 YNL_CLI=${YNL_CLI:-$top/build/linux/tools/net/ynl/cli.py}
 YNL_SPEC=${YNL_SPEC:-$top/Documentation/netlink/specs/vhost.yaml}
 YNL_SCHEMA=${YNL_SCHEMA:-$(dirname "$YNL_CLI")/../../../Documentation/netlink/genetlink.yaml}
@@ -227,14 +229,16 @@ def rate_lines(path, n):
         fail(['%d intervals printed, %s asked for' % (len(lines), n)])
     return [json.loads(line) for line in lines]
 
-def cmd_rates(path, n, pkts0, pkts1, bytes0, bytes1):
-    """'stats -j -i 1 -c N' of one device sending all along, between two
-    sysfs reads: each interval's TX rate positive, their sum at most what
-    was sent in between (an interval lasts at least its second), bytes per
-    packet those of the frames sent; the gauge an integer"""
+def cmd_rates(path, n, pkts0, pkts1, frame):
+    """'stats -j -i 1 -c N' of one device sending frames of `frame` bytes
+    all along, between two sysfs reads of tx_packets: each interval's TX
+    rate positive, their sum at most what was sent in between (an interval
+    lasts at least its second), bytes per packet those of the frames sent
+    (not the sysfs window's average: tx_packets and tx_bytes are two reads,
+    and frames sent between them skew it); the gauge an integer"""
     msgs, total = [], 0
     sent = int(pkts1) - int(pkts0)
-    size = (int(bytes1) - int(bytes0)) / sent if sent else 0
+    size = int(frame)
     for i, objs in enumerate(rate_lines(path, n)):
         if len(objs) != 1:
             msgs.append('interval %d: %d objects' % (i, len(objs)))
@@ -244,8 +248,7 @@ def cmd_rates(path, n, pkts0, pkts1, bytes0, bytes1):
             msgs.append('interval %d: tx-packets %r' % (i, r.get('tx-packets')))
             continue
         total += r['tx-packets']
-        # bytes per packet within 1% of the window's average (the
-        # window around the intervals may hold a few frames of other sizes)
+        # both rates rounded to 0.01/s: bytes per packet within 1%
         if abs(r.get('tx-bytes', -1) / r['tx-packets'] - size) > size * 0.01:
             msgs.append('interval %d: tx-bytes %r for %r packets of %r bytes'
                         % (i, r.get('tx-bytes'), r['tx-packets'], size))
@@ -767,12 +770,12 @@ t_stats_interval_rates() {
 	local p0 p1 b0 b1
 
 	[ -z "$traffic_stopped" ] || { echo "the traffic stopped before"; return 1; }
-	p0=$(sysv "$dev/statistics/tx_packets") b0=$(sysv "$dev/statistics/tx_bytes")
+	p0=$(sysv "$dev/statistics/tx_packets")
 	vc -j stats dev "$dev" -i 1 -c 2 > "$tmp/r" || return 1
-	p1=$(sysv "$dev/statistics/tx_packets") b1=$(sysv "$dev/statistics/tx_bytes")
+	p1=$(sysv "$dev/statistics/tx_packets")
 	cat "$tmp/r"
-	echo "sysfs: tx_packets $p0 -> $p1, tx_bytes $b0 -> $b1"
-	h rates "$tmp/r" 2 "$p0" "$p1" "$b0" "$b1" || return 1
+	echo "sysfs: tx_packets $p0 -> $p1; frames of $HOLD_FRAME bytes"
+	h rates "$tmp/r" 2 "$p0" "$p1" "$HOLD_FRAME" || return 1
 	# the text: the same blocks as stats, twice
 	vc stats dev "$dev" -i 1 -c 2 > "$tmp/t" || return 1
 	cat "$tmp/t"
@@ -1484,7 +1487,7 @@ fi
 echo "# vhostctl: $VHOSTCTL"
 echo "# vhost_net_hold: $HOLD"
 
-if ! start_holder a > "$tmp/setup" 2>&1; then
+if ! start_holder a -s "$HOLD_FRAME" > "$tmp/setup" 2>&1; then
 	sed 's/^/# /' "$tmp/setup"
 	all "not ok" "setup failed"
 	exit 1
