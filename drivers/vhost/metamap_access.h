@@ -74,11 +74,6 @@ static inline bool vhost_metamap_put16(struct vhost_virtqueue *vq,
 }
 
 /*
- * Descriptor i of the table, at uaddr: the read-ahead holds the first
- * descriptor of the chain at vq->last_avail_idx, and in mode map the map
- * serves any other.
- */
-/*
  * Entry k of the read-ahead for avail index idx, served inline: below what
  * was read and below vq->avail_idx (a driver may lower its index).  Every
  * other change of the ring (addresses, size, endianness, features, base,
@@ -97,6 +92,11 @@ static __always_inline int vhost_metamap_batch_k(const struct vhost_metamap *map
 	return array_index_nospec(k, b->n);
 }
 
+/*
+ * Descriptor i of the table, at uaddr: the read-ahead holds the first
+ * descriptor of the chain at vq->last_avail_idx, and in mode map the map
+ * serves any other.
+ */
 static inline int vhost_metamap_get_desc(struct vhost_virtqueue *vq,
 					 struct vring_desc *d, unsigned int i,
 					 const struct vring_desc __user *uaddr)
