@@ -9,6 +9,7 @@ help:
 	@echo "make check            build everything, run all tests (SMAP on and off)"
 	@echo "make ci               what CI runs: make check, then make check-distro"
 	@echo "make bench [QUICK=1]  the benchmark: perf and stock kernels, SMAP on/off, build/bench/"
+	@echo "make bench-page       the results page from tools/vhost-bench/results.json"
 	@echo "make stress [SECONDS=N] [SEED=S] [PROCS=P]  randomized campaign, debug kernel"
 	@echo "make kernel           debug kernel into build/kbuild-debug"
 	@echo "make kernel-perf      benchmark kernel into build/kbuild-perf"
@@ -57,9 +58,14 @@ regen:
 # The benchmark (issues 6, 15): perf kernel and stock 6.12, SMAP on and off,
 # paths alternating in one guest, worker counts under -icount; QUICK=1 for a
 # short run.  Results in build/bench/.
-.PHONY: bench
+.PHONY: bench bench-page
 bench:
 	@QUICK=$(QUICK) scripts/bench
+
+# Documentation/networking/vhost-bench-results.rst from the committed
+# results (make bench writes both; make check fails when they disagree).
+bench-page:
+	@scripts/bench-page
 
 # The Debian packages (issue 18): vhost-metamap-dkms and vhostctl into
 # build/deb/; check-distro tests them on Debian's own 6.12 kernel image
