@@ -18,7 +18,7 @@ help:
 	@echo "make refresh-patches  rewrite patches/ from commits in build/linux"
 	@echo "make regen            regenerate the netlink code from the YNL spec"
 	@echo "make deb              Debian packages vhost-metamap-dkms, vhostctl into build/deb"
-	@echo "make check-distro     the packages on Debian's own 6.12 kernel (SMAP on and off)"
+	@echo "make check-distro     the packages on Debian 12's and 13's own 6.12 kernels (SMAP on and off)"
 	@echo "scripts/vm --smap on|off -- CMD   run CMD in a guest"
 
 check:
@@ -68,8 +68,8 @@ bench-page:
 	@scripts/bench-page
 
 # The Debian packages (issue 18): vhost-metamap-dkms and vhostctl into
-# build/deb/; check-distro tests them on Debian's own 6.12 kernel image
-# (build/distro/), SMAP on and off.
+# build/deb/; check-distro tests them on Debian 12's and 13's own 6.12
+# kernels (build/distro/<release>/), SMAP on and off.
 .PHONY: deb check-distro
 deb:
 	@scripts/deb

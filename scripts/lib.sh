@@ -71,3 +71,26 @@ guest_results() {
 		echo "[$tag] not ok $n guest ran its command to the end: $why" >> "$out"
 	fi
 }
+
+# in_chroot_of ROOT CMD...: CMD in the Debian system at ROOT, with /proc,
+# /sys and /dev, in a mount namespace of its own (nothing stays mounted),
+# with a clean environment and no terminal (apt and debconf ask nothing).
+in_chroot_of() {
+	unshare -m --propagation private /bin/sh -c '
+		set -e
+		r=$1; shift
+		mount -t proc proc "$r/proc"
+		mount -t sysfs sys "$r/sys"
+		mount --rbind /dev "$r/dev"
+		exec chroot "$r" /usr/bin/env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin \
+			DEBIAN_FRONTEND=noninteractive LANG=C.UTF-8 HOME=/root "$@"' sh "$@"
+}
+
+# debian_codename debian12|debian13: the release's codename.
+debian_codename() {
+	case "$1" in
+	debian12) echo bookworm ;;
+	debian13) echo trixie ;;
+	*) return 1 ;;
+	esac
+}
