@@ -134,6 +134,16 @@ struct vhost_admin_ops {
 struct vhost_admin_queue;
 
 /**
+ * struct vhost_admin_label - a device's label, replaced whole
+ * @rcu: freed after a grace period: readers do not lock
+ * @s: the label, NUL-terminated, not empty
+ */
+struct vhost_admin_label {
+	struct rcu_head rcu;
+	char s[];
+};
+
+/**
  * struct vhost_admin - admin state of a vhost device, in struct vhost_dev
  * @ops: device type; NULL while the device is not registered
  * @tun: tunables, see struct vhost_tunables
@@ -145,9 +155,12 @@ struct vhost_admin_queue;
  * @refs: references of admin operations (lookups), plus one of the
  *	registry while the device is in it; vhost_admin_unregister() waits
  *	for them to go
- * @mutex: serialises changes of @tun, @owner and the backend
- * @lock: protects @owner, @backend_ifindex and @backend_nsid
+ * @mutex: serialises changes of @tun, @owner, the backend and @label
+ * @lock: protects @owner, @backend_ifindex, @backend_nsid and each queue's
+ *	worker (struct vhost_admin_queue)
  * @owner: thread group of the owner, or NULL
+ * @label: the label an administrator gave the device, or NULL; written
+ *	under @mutex, read under RCU
  * @net: network namespace the device belongs to, that of the process that
  *	opened it, for the device's whole life (reference held); its id is
  *	allocated there
@@ -174,6 +187,7 @@ struct vhost_admin {
 	struct mutex mutex;	/* serialises tun, owner, backend changes */
 	spinlock_t lock;	/* protects owner, backend_* */
 	struct pid *owner;
+	struct vhost_admin_label __rcu *label;
 	struct net *net;
 	int backend_ifindex;
 	int backend_nsid;

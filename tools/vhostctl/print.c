@@ -304,6 +304,9 @@ static void text_dev(struct text *t, const struct vhost_dev_get_rsp *d)
 		line_add(&l, "backend-ifindex %u", d->backend_ifindex);
 	if (d->_present.backend_netnsid)
 		line_add(&l, "backend-netnsid %d", d->backend_netnsid);
+	/* free-form, as ip prints an alias: last on the line */
+	if (d->_present.label_len)
+		line_add(&l, "label %s", d->label);
 	text_emit(t, 0, &l);
 
 	if (d->_present.features)
@@ -344,6 +347,8 @@ static void text_queue(struct line *l, const struct vhost_queue_get_rsp *q)
 		line_add(l, "busypoll-us %u", q->busypoll_us);
 	if (q->_present.metamap_valid)
 		line_add(l, "metamap-valid %s", q->metamap_valid ? "yes" : "no");
+	if (q->_present.worker_pid)
+		line_add(l, "worker-pid %u", q->worker_pid);
 }
 
 /* ---- JSON --------------------------------------------------------------- */
@@ -376,6 +381,8 @@ static void json_dev(struct jw *jw, const struct vhost_dev_get_rsp *d)
 		jw_str(jw, DEV_KEY(BACKEND_IFNAME), d->backend_ifname);
 	if (d->_present.backend_netnsid)
 		jw_s64(jw, DEV_KEY(BACKEND_NETNSID), d->backend_netnsid);
+	if (d->_present.label_len)
+		jw_str(jw, DEV_KEY(LABEL), d->label);
 	if (d->_present.features)
 		jw_u64(jw, DEV_KEY(FEATURES), d->features);
 	if (d->_present.num_queues)
@@ -409,6 +416,8 @@ static void json_queue(struct jw *jw, const struct vhost_queue_get_rsp *q)
 		jw_u64(jw, QUEUE_KEY(BUSYPOLL_US), q->busypoll_us);
 	if (q->_present.metamap_valid)
 		jw_u64(jw, QUEUE_KEY(METAMAP_VALID), q->metamap_valid);
+	if (q->_present.worker_pid)
+		jw_u64(jw, QUEUE_KEY(WORKER_PID), q->worker_pid);
 }
 
 /* "stats": the counters only, inside a device or a queue. */
@@ -655,6 +664,8 @@ static void om_labels(FILE *f, const struct vhost_stats_get_rsp_dump *s,
 	}
 	if (d && d->_present.backend_ifname_len)
 		om_label(f, &first, DEV_KEY(BACKEND_IFNAME), d->backend_ifname);
+	if (d && d->_present.label_len)
+		om_label(f, &first, DEV_KEY(LABEL), d->label);
 	if (s->_present.queue_index) {
 		snprintf(buf, sizeof(buf), "%u", s->queue_index);
 		om_label(f, &first, STATS_KEY(VHOST_A_STATS_QUEUE_INDEX), buf);
