@@ -34,13 +34,17 @@
 #include "admin_internal.h"
 #include "vhost_nl.h"
 
+/*
+ * Boot-time defaults of every namespace's new devices; a namespace's own
+ * are set over netlink (defaults-set), applied at VHOST_SET_OWNER.
+ */
 static unsigned int busypoll_us;
-module_param(busypoll_us, uint, 0644);
+module_param(busypoll_us, uint, 0444);
 MODULE_PARM_DESC(busypoll_us,
 		 "Default busy-poll time of new devices, in microseconds (default: 0, the owner decides)");
 
 static unsigned int zcopy_min_len = 256;
-module_param(zcopy_min_len, uint, 0644);
+module_param(zcopy_min_len, uint, 0444);
 MODULE_PARM_DESC(zcopy_min_len,
 		 "Default length below which new devices copy TX packets even with zero-copy on (default and least: 256)");
 
@@ -48,15 +52,26 @@ MODULE_PARM_DESC(zcopy_min_len,
  * struct vhost_admin_net - the admin plane in a network namespace
  * @devs: its devices by id; rules in admin_internal.h
  * @next_id: where the cyclic allocation of ids goes on (under @devs' lock)
- * @lock: protects @policy; loads and stores only
+ * @lock: protects @policy and @defaults; loads and stores only
  * @policy: what the namespace's administrators may change, when they are
  *	tenants (vhost_admin_tenant())
+ * @defaults: the tunables a device gets with its owner
  */
 struct vhost_admin_net {
 	struct xarray devs;
 	u32 next_id;
-	spinlock_t lock;	/* protects policy */
+	spinlock_t lock;	/* protects policy, defaults */
 	struct vhost_admin_policy policy;
+	struct vhost_admin_defaults defaults;
+};
+
+/* The tunables of dev-set; of defaults-set too but the label, last. */
+const struct vhost_admin_tunable vhost_admin_tunables[VHOST_ADMIN_NTUNABLES] = {
+	{ VHOST_A_DEV_ADMIN_BUSYPOLL_US, VHOST_TUNABLE_ADMIN_BUSYPOLL_US },
+	{ VHOST_A_DEV_ZEROCOPY, VHOST_TUNABLE_ZEROCOPY },
+	{ VHOST_A_DEV_ZCOPY_MIN_LEN, VHOST_TUNABLE_ZCOPY_MIN_LEN },
+	{ VHOST_A_DEV_METAMAP, VHOST_TUNABLE_METAMAP },
+	{ VHOST_A_DEV_LABEL, VHOST_TUNABLE_LABEL },
 };
 
 /**
@@ -280,11 +295,12 @@ void vhost_admin_dev_stats(struct vhost_dev *dev, struct vhost_admin_stats *st)
 		vhost_admin_queue_stats(dev, i, st);
 }
 
-/* A tunable's value, by its VHOST_A_DEV_* attribute. */
-u32 vhost_admin_tunable(struct vhost_dev *dev, int attr)
+/*
+ * A tunable of tun by its VHOST_A_DEV_* attribute (each read once: the
+ * device's are written under its admin mutex, read without it).
+ */
+u32 vhost_tunables_get(const struct vhost_tunables *tun, int attr)
 {
-	const struct vhost_tunables *tun = &dev->admin.tun;
-
 	switch (attr) {
 	case VHOST_A_DEV_ADMIN_BUSYPOLL_US:
 		return READ_ONCE(tun->busypoll_us);
@@ -297,6 +313,33 @@ u32 vhost_admin_tunable(struct vhost_dev *dev, int attr)
 	}
 	WARN_ON_ONCE(1);
 	return 0;
+}
+
+/* Set a tunable of tun by its attribute (not a live device's: see above). */
+void vhost_tunables_set(struct vhost_tunables *tun, int attr, u32 val)
+{
+	switch (attr) {
+	case VHOST_A_DEV_ADMIN_BUSYPOLL_US:
+		tun->busypoll_us = val;
+		break;
+	case VHOST_A_DEV_ZEROCOPY:
+		tun->zerocopy = val;
+		break;
+	case VHOST_A_DEV_ZCOPY_MIN_LEN:
+		tun->zcopy_min_len = val;
+		break;
+	case VHOST_A_DEV_METAMAP:
+		tun->metamap = val;
+		break;
+	default:
+		WARN_ON_ONCE(1);
+	}
+}
+
+/* A tunable's value, by its VHOST_A_DEV_* attribute. */
+u32 vhost_admin_tunable(struct vhost_dev *dev, int attr)
+{
+	return vhost_tunables_get(&dev->admin.tun, attr);
 }
 
 /* Whether dev feeds interface ifindex (> 0) of its own namespace. */
@@ -606,6 +649,71 @@ void vhost_admin_set_policy(struct net *net, const u32 *grants,
 	if (busypoll_max)
 		an->policy.busypoll_max = *busypoll_max;
 	spin_unlock(&an->lock);
+}
+
+/* ---- defaults: what a device gets with its owner ------------------------ */
+
+void vhost_admin_get_defaults(struct net *net, struct vhost_admin_defaults *d)
+{
+	struct vhost_admin_net *an = vhost_admin_net(net);
+
+	spin_lock(&an->lock);
+	*d = an->defaults;
+	spin_unlock(&an->lock);
+}
+
+/* Set the defaults d gives (d->set); the others keep theirs. */
+void vhost_admin_set_defaults(struct net *net,
+			      const struct vhost_admin_defaults *d)
+{
+	struct vhost_admin_net *an = vhost_admin_net(net);
+	int i, attr;
+
+	/* Loads and stores: the merge is in the section, one at a time. */
+	spin_lock(&an->lock);
+	for (i = 0; i < VHOST_ADMIN_NTUNABLES; i++) {
+		attr = vhost_admin_tunables[i].attr;
+		if (attr != VHOST_A_DEV_LABEL && (d->set & BIT(attr)))
+			vhost_tunables_set(&an->defaults.tun, attr,
+					   vhost_tunables_get(&d->tun, attr));
+	}
+	an->defaults.set |= d->set;
+	spin_unlock(&an->lock);
+}
+
+/*
+ * A device got its owner: the namespace's defaults, those the host's
+ * policy grants a tenant's namespace, within its bound.  A default that
+ * cannot be applied (no memory, a fatal signal) leaves the device as it
+ * was; the owner is not refused for it.
+ */
+static void vhost_admin_apply_defaults(struct vhost_dev *dev)
+{
+	struct vhost_admin *a = &dev->admin;
+	struct vhost_tunables tun = a->tun;
+	struct vhost_admin_defaults d;
+	struct vhost_admin_policy pol;
+	int i, attr;
+
+	lockdep_assert_held(&dev->mutex);
+	lockdep_assert_held(&a->mutex);
+	vhost_admin_get_defaults(a->net, &d);
+	if (!d.set)
+		return;
+	pol.grants = ~0U;
+	pol.busypoll_max = VHOST_BUSYPOLL_US_MAX;
+	if (vhost_admin_tenant(a->net))
+		vhost_admin_get_policy(a->net, &pol);
+	for (i = 0; i < VHOST_ADMIN_NTUNABLES; i++) {
+		attr = vhost_admin_tunables[i].attr;
+		if ((d.set & BIT(attr)) &&
+		    (pol.grants & vhost_admin_tunables[i].grant))
+			vhost_tunables_set(&tun, attr,
+					   vhost_tunables_get(&d.tun, attr));
+	}
+	tun.busypoll_us = min(tun.busypoll_us, max(a->tun.busypoll_us,
+						   pol.busypoll_max));
+	vhost_admin_set_tunables(dev, &tun, NULL);
 }
 
 /* ---- sysfs: /sys/class/vhost/vhostN ------------------------------------ */
@@ -1266,6 +1374,8 @@ void vhost_admin_set_owner(struct vhost_dev *dev, bool owned)
 	swap(a->owner, pid);
 	spin_unlock(&a->lock);
 	put_pid(pid);
+	if (owned)
+		vhost_admin_apply_defaults(dev);
 	vhost_admin_workers(dev, owned);
 	vhost_admin_uevent_change(dev);
 	vhost_nl_dev_notify(dev, VHOST_CMD_DEV_CHANGE_NTF);

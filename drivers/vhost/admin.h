@@ -124,11 +124,14 @@ struct vhost_tunables {
  *	device (it is freed with the device's owner) whether or not the
  *	tunable is then switched on.  Context: dev->mutex and the admin
  *	mutex held; sleeps killably.
+ * @zerocopy_capable: whether the device's backend can send zero-copy
+ *	(true while it has none; NULL: always).  Context: dev->mutex held.
  */
 struct vhost_admin_ops {
 	u32 type;
 	u32 (*queue_type)(unsigned int index);
 	int (*zerocopy_prepare)(struct vhost_dev *dev);
+	bool (*zerocopy_capable)(struct vhost_dev *dev);
 };
 
 struct vhost_admin_queue;

@@ -65,6 +65,34 @@ struct vhost_admin_policy {
 	u32 busypoll_max;
 };
 
+/* A tunable (or the label): its VHOST_A_DEV_* attribute and its grant. */
+struct vhost_admin_tunable {
+	int attr;
+	u32 grant;
+};
+
+#define VHOST_ADMIN_NTUNABLES 5
+extern const struct vhost_admin_tunable
+	vhost_admin_tunables[VHOST_ADMIN_NTUNABLES];
+
+u32 vhost_tunables_get(const struct vhost_tunables *tun, int attr);
+void vhost_tunables_set(struct vhost_tunables *tun, int attr, u32 val);
+
+/**
+ * struct vhost_admin_defaults - what a device of a namespace gets with its
+ *	owner
+ * @set: bit VHOST_A_DEV_* of each tunable given a default
+ * @tun: the defaults of those
+ */
+struct vhost_admin_defaults {
+	u32 set;
+	struct vhost_tunables tun;
+};
+
+void vhost_admin_get_defaults(struct net *net, struct vhost_admin_defaults *d);
+void vhost_admin_set_defaults(struct net *net,
+			      const struct vhost_admin_defaults *d);
+
 bool vhost_admin_tenant(struct net *net);
 void vhost_admin_get_policy(struct net *net, struct vhost_admin_policy *pol);
 void vhost_admin_set_policy(struct net *net, const u32 *grants,

@@ -10,7 +10,8 @@
  * device and reading its owner and backend need CAP_NET_ADMIN over the
  * user namespace that owns that network namespace (dev-set's is declared
  * in the spec); the monitor group needs it to join (the notifications carry
- * the backend).  Unless that is CAP_NET_ADMIN in the initial user
+ * the backend); the watch group, for monitoring without it, gets them
+ * without the backend.  Unless that is CAP_NET_ADMIN in the initial user
  * namespace, dev-set changes only what the namespace's policy grants, which
  * only the host's administrators set (policy-set).  The permissions table
  * is in vhost-admin.rst.
@@ -459,18 +460,6 @@ int vhost_nl_dev_get_dumpit(struct sk_buff *skb, struct netlink_callback *cb)
 	return err;
 }
 
-/* The tunables of dev-set: their attributes and grants. */
-static const struct {
-	int attr;
-	u32 grant;
-} vhost_nl_tunables[] = {
-	{ VHOST_A_DEV_ADMIN_BUSYPOLL_US, VHOST_TUNABLE_ADMIN_BUSYPOLL_US },
-	{ VHOST_A_DEV_ZEROCOPY, VHOST_TUNABLE_ZEROCOPY },
-	{ VHOST_A_DEV_ZCOPY_MIN_LEN, VHOST_TUNABLE_ZCOPY_MIN_LEN },
-	{ VHOST_A_DEV_METAMAP, VHOST_TUNABLE_METAMAP },
-	{ VHOST_A_DEV_LABEL, VHOST_TUNABLE_LABEL },
-};
-
 #define VHOST_NL_NOT_GRANTED \
 	" not granted to this network namespace by the host's vhost policy"
 
@@ -512,27 +501,26 @@ static void vhost_nl_not_granted(struct netlink_ext_ack *extack,
  * Returns 0 or -EPERM with the extack set.
  */
 static int vhost_nl_dev_set_allowed(struct sk_buff *skb,
-				    struct genl_info *info, struct net *net)
+				    struct genl_info *info, struct net *net,
+				    int ntunables)
 {
+	struct nlattr *busypoll = info->attrs[VHOST_A_DEV_ADMIN_BUSYPOLL_US];
 	struct vhost_admin_policy pol;
-	struct nlattr **tb = info->attrs;
 	int i;
 
 	if (netlink_capable(skb, CAP_NET_ADMIN))
 		return 0;
 	vhost_admin_get_policy(net, &pol);
-	for (i = 0; i < ARRAY_SIZE(vhost_nl_tunables); i++) {
-		struct nlattr *attr = tb[vhost_nl_tunables[i].attr];
+	for (i = 0; i < ntunables; i++) {
+		struct nlattr *attr = info->attrs[vhost_admin_tunables[i].attr];
 
-		if (attr && !(pol.grants & vhost_nl_tunables[i].grant)) {
+		if (attr && !(pol.grants & vhost_admin_tunables[i].grant)) {
 			vhost_nl_not_granted(info->extack, attr);
 			return -EPERM;
 		}
 	}
-	if (tb[VHOST_A_DEV_ADMIN_BUSYPOLL_US] &&
-	    nla_get_u32(tb[VHOST_A_DEV_ADMIN_BUSYPOLL_US]) > pol.busypoll_max) {
-		NL_SET_ERR_MSG_ATTR_FMT(info->extack,
-					tb[VHOST_A_DEV_ADMIN_BUSYPOLL_US],
+	if (busypoll && nla_get_u32(busypoll) > pol.busypoll_max) {
+		NL_SET_ERR_MSG_ATTR_FMT(info->extack, busypoll,
 					"admin-busypoll-us above %u, the bound of the host's vhost policy here",
 					pol.busypoll_max);
 		return -EPERM;
@@ -601,6 +589,12 @@ static int vhost_nl_dev_set_one(struct vhost_dev *dev, struct genl_info *info,
 	}
 	if (!err && changed)
 		vhost_nl_dev_notify(dev, VHOST_CMD_DEV_CHANGE_NTF);
+	/* dev->mutex is held: tb[VHOST_A_DEV_ZEROCOPY] is dev_lock's */
+	if (!err && tun.zerocopy && tb[VHOST_A_DEV_ZEROCOPY] &&
+	    dev->admin.ops->zerocopy_capable &&
+	    !dev->admin.ops->zerocopy_capable(dev))
+		NL_SET_ERR_MSG_ATTR(info->extack, tb[VHOST_A_DEV_ZEROCOPY],
+				    "zero-copy is on, but the backend cannot send zero-copy: its packets are copied");
 out_unlock:
 	mutex_unlock(&dev->admin.mutex);
 out_unlock_dev:
@@ -645,13 +639,13 @@ int vhost_nl_dev_set_doit(struct sk_buff *skb, struct genl_info *info)
 	bool any = false;
 	int err;
 
-	for (i = 0; i < ARRAY_SIZE(vhost_nl_tunables); i++)
-		any |= !!tb[vhost_nl_tunables[i].attr];
+	for (i = 0; i < VHOST_ADMIN_NTUNABLES; i++)
+		any |= !!tb[vhost_admin_tunables[i].attr];
 	if (!any) {
 		NL_SET_ERR_MSG(info->extack, "no tunable or label to set");
 		return -EINVAL;
 	}
-	err = vhost_nl_dev_set_allowed(skb, info, net);
+	err = vhost_nl_dev_set_allowed(skb, info, net, VHOST_ADMIN_NTUNABLES);
 	if (err)
 		return err;
 	err = vhost_nl_select(skb, info, &devs);
@@ -673,10 +667,10 @@ int vhost_nl_dev_set_doit(struct sk_buff *skb, struct genl_info *info)
 	return err;
 }
 
-int vhost_nl_policy_get_doit(struct sk_buff *skb, struct genl_info *info)
+/* The reply of a do about the namespace, its attributes put by fill. */
+static int vhost_nl_ns_reply(struct genl_info *info,
+			     int (*fill)(struct sk_buff *rsp, struct net *net))
 {
-	struct net *net = genl_info_net(info);
-	struct vhost_admin_policy pol;
 	struct sk_buff *rsp;
 	void *hdr;
 
@@ -684,18 +678,87 @@ int vhost_nl_policy_get_doit(struct sk_buff *skb, struct genl_info *info)
 	if (!rsp)
 		return -ENOMEM;
 	hdr = genlmsg_iput(rsp, info);
-	if (!hdr)
-		goto err;
+	if (!hdr || fill(rsp, genl_info_net(info))) {
+		nlmsg_free(rsp);
+		return -EMSGSIZE;
+	}
+	genlmsg_end(rsp, hdr);
+	return genlmsg_reply(rsp, info);
+}
+
+static int vhost_nl_defaults_fill(struct sk_buff *rsp, struct net *net)
+{
+	struct vhost_admin_defaults d;
+	int i, attr;
+
+	vhost_admin_get_defaults(net, &d);
+	for (i = 0; i < VHOST_ADMIN_NTUNABLES; i++) {
+		attr = vhost_admin_tunables[i].attr;
+		if ((d.set & BIT(attr)) &&
+		    nla_put_u32(rsp, attr, vhost_tunables_get(&d.tun, attr)))
+			return -EMSGSIZE;
+	}
+	return 0;
+}
+
+int vhost_nl_defaults_get_doit(struct sk_buff *skb, struct genl_info *info)
+{
+	return vhost_nl_ns_reply(info, vhost_nl_defaults_fill);
+}
+
+/*
+ * What a device gets with its owner, set by whoever may set those
+ * tunables on the namespace's devices (the op's uns-admin-perm, then the
+ * policy, as dev-set).
+ */
+int vhost_nl_defaults_set_doit(struct sk_buff *skb, struct genl_info *info)
+{
+	struct net *net = genl_info_net(info);
+	struct vhost_admin_defaults d = {};
+	struct nlattr *attr;
+	int i, err;
+
+	/* The label, last, is no default (nor in the op's attributes). */
+	for (i = 0; i < VHOST_ADMIN_NTUNABLES - 1; i++) {
+		attr = info->attrs[vhost_admin_tunables[i].attr];
+		if (!attr)
+			continue;
+		d.set |= BIT(nla_type(attr));
+		vhost_tunables_set(&d.tun, nla_type(attr), nla_get_u32(attr));
+	}
+	if (!d.set) {
+		NL_SET_ERR_MSG(info->extack, "no default to set");
+		return -EINVAL;
+	}
+	if (d.tun.metamap != VHOST_METAMAP_MODE_OFF &&
+	    !IS_ENABLED(CONFIG_VHOST_METAMAP)) {
+		NL_SET_ERR_MSG_ATTR(info->extack,
+				    info->attrs[VHOST_A_DEV_METAMAP],
+				    "kernel built without the metadata direct map and read-ahead");
+		return -EOPNOTSUPP;
+	}
+	err = vhost_nl_dev_set_allowed(skb, info, net,
+				       VHOST_ADMIN_NTUNABLES - 1);
+	if (!err)
+		vhost_admin_set_defaults(net, &d);
+	return err;
+}
+
+static int vhost_nl_policy_fill(struct sk_buff *rsp, struct net *net)
+{
+	struct vhost_admin_policy pol;
+
 	vhost_admin_get_policy(net, &pol);
 	if (nla_put_uint(rsp, VHOST_A_POLICY_GRANTS, pol.grants) ||
 	    nla_put_u32(rsp, VHOST_A_POLICY_BUSYPOLL_US_MAX, pol.busypoll_max) ||
 	    nla_put_u32(rsp, VHOST_A_POLICY_TENANT, vhost_admin_tenant(net)))
-		goto err;
-	genlmsg_end(rsp, hdr);
-	return genlmsg_reply(rsp, info);
-err:
-	nlmsg_free(rsp);
-	return -EMSGSIZE;
+		return -EMSGSIZE;
+	return 0;
+}
+
+int vhost_nl_policy_get_doit(struct sk_buff *skb, struct genl_info *info)
+{
+	return vhost_nl_ns_reply(info, vhost_nl_policy_fill);
 }
 
 /* Only the host's administrators get here (admin-perm in the spec). */
@@ -905,29 +968,38 @@ int vhost_nl_stats_get_dumpit(struct sk_buff *skb, struct netlink_callback *cb)
 	return 0;
 }
 
-/*
- * Tell the monitor group of the device's namespace about dev (identity,
- * configuration, backend; not the owner's pid, which means something else
- * in every pid namespace).  Only when someone listens there.
- */
-void vhost_nl_dev_notify(struct vhost_dev *dev, u32 cmd)
+/* One notification to group of net: about dev, with the backend or not. */
+static void vhost_nl_dev_notify_grp(struct vhost_dev *dev, u32 cmd,
+				    unsigned int group, bool backend)
 {
 	struct net *net = dev->admin.net;
 	struct genl_info info;
 	struct sk_buff *ntf;
 
-	if (!genl_has_listeners(&vhost_nl_family, net, VHOST_NLGRP_MONITOR))
+	if (!genl_has_listeners(&vhost_nl_family, net, group))
 		return;
 	genl_info_init_ntf(&info, &vhost_nl_family, cmd);
 	ntf = genlmsg_new(GENLMSG_DEFAULT_SIZE, GFP_KERNEL);
 	if (!ntf)
 		return;
-	if (vhost_nl_dev_fill(ntf, dev, &info, false, true)) {
+	if (vhost_nl_dev_fill(ntf, dev, &info, false, backend)) {
 		nlmsg_free(ntf);
 		return;
 	}
-	genlmsg_multicast_netns(&vhost_nl_family, net, ntf, 0,
-				VHOST_NLGRP_MONITOR, GFP_KERNEL);
+	genlmsg_multicast_netns(&vhost_nl_family, net, ntf, 0, group,
+				GFP_KERNEL);
+}
+
+/*
+ * Tell the groups of the device's namespace about dev: monitor (joined
+ * with CAP_NET_ADMIN over it) with the backend, watch (anyone) without;
+ * neither the owner's pid, which means something else in every pid
+ * namespace.  Only where someone listens.
+ */
+void vhost_nl_dev_notify(struct vhost_dev *dev, u32 cmd)
+{
+	vhost_nl_dev_notify_grp(dev, cmd, VHOST_NLGRP_MONITOR, true);
+	vhost_nl_dev_notify_grp(dev, cmd, VHOST_NLGRP_WATCH, false);
 }
 
 int vhost_nl_init(void)

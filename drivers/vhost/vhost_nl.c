@@ -80,6 +80,14 @@ static const struct nla_policy vhost_policy_set_nl_policy[VHOST_A_POLICY_BUSYPOL
 	[VHOST_A_POLICY_BUSYPOLL_US_MAX] = NLA_POLICY_FULL_RANGE(NLA_U32, &vhost_a_policy_busypoll_us_max_range),
 };
 
+/* VHOST_CMD_DEFAULTS_SET - do */
+static const struct nla_policy vhost_defaults_set_nl_policy[VHOST_A_DEV_METAMAP + 1] = {
+	[VHOST_A_DEV_ADMIN_BUSYPOLL_US] = NLA_POLICY_FULL_RANGE(NLA_U32, &vhost_a_dev_admin_busypoll_us_range),
+	[VHOST_A_DEV_ZEROCOPY] = NLA_POLICY_MAX(NLA_U32, 1),
+	[VHOST_A_DEV_ZCOPY_MIN_LEN] = NLA_POLICY_FULL_RANGE(NLA_U32, &vhost_a_dev_zcopy_min_len_range),
+	[VHOST_A_DEV_METAMAP] = NLA_POLICY_MAX(NLA_U32, 2),
+};
+
 /* Ops table for vhost */
 static const struct genl_split_ops vhost_nl_ops[] = {
 	{
@@ -136,10 +144,23 @@ static const struct genl_split_ops vhost_nl_ops[] = {
 		.maxattr	= VHOST_A_POLICY_BUSYPOLL_US_MAX,
 		.flags		= GENL_ADMIN_PERM | GENL_CMD_CAP_DO,
 	},
+	{
+		.cmd	= VHOST_CMD_DEFAULTS_GET,
+		.doit	= vhost_nl_defaults_get_doit,
+		.flags	= GENL_CMD_CAP_DO,
+	},
+	{
+		.cmd		= VHOST_CMD_DEFAULTS_SET,
+		.doit		= vhost_nl_defaults_set_doit,
+		.policy		= vhost_defaults_set_nl_policy,
+		.maxattr	= VHOST_A_DEV_METAMAP,
+		.flags		= GENL_UNS_ADMIN_PERM | GENL_CMD_CAP_DO,
+	},
 };
 
 static const struct genl_multicast_group vhost_nl_mcgrps[] = {
 	[VHOST_NLGRP_MONITOR] = { "monitor", .flags = GENL_MCAST_CAP_NET_ADMIN, },
+	[VHOST_NLGRP_WATCH] = { "watch", },
 };
 
 struct genl_family vhost_nl_family __ro_after_init = {

@@ -555,6 +555,36 @@ static int parse_set(struct vh_req *req, int argc, char **argv)
 	return 0;
 }
 
+/* ---- defaults ------------------------------------------------------------ */
+
+/* show defaults; set defaults { busypoll-us N | zerocopy on|off | ... } ... */
+static int parse_defaults_cmd(struct vh_req *req, const char *cmd, int argc,
+			      char **argv)
+{
+	req->help = VH_HELP_DEV;
+	if (!strcmp(cmd, "show")) {
+		req->cmd = VH_CMD_DEFAULTS_SHOW;
+		return argc ? unknown_word(req, *argv) : 0;
+	}
+	req->cmd = VH_CMD_DEFAULTS_SET;
+	for (; argc > 0; argc--, argv++) {
+		const struct set_param *p = find_set_param(*argv);
+
+		if (!strcmp(*argv, "help")) {
+			req->cmd = VH_CMD_HELP;
+			return 0;
+		}
+		if (!p || p->attr == VHOST_A_DEV_LABEL)
+			return unknown_word(req, *argv);
+		if (next_value(req, &argc, &argv) ||
+		    parse_set_value(req, p, *argv))
+			return -1;
+	}
+	if (!req->set.mask)
+		return perr(req, "Nothing to set, give busypoll-us, zerocopy, zcopy-min-len or metamap");
+	return 0;
+}
+
 /* ---- policy ---------------------------------------------------------------- */
 
 #define GRANT_EXPECTED	"expected \"none\", \"all\" or a comma-separated list of busypoll-us, zerocopy, zcopy-min-len, metamap, label"
@@ -720,7 +750,7 @@ static int parse_queue(struct vh_req *req, int argc, char **argv)
 		    *argv);
 }
 
-/* monitor [ -t ] */
+/* monitor [ -t ] [ watch ] */
 static int parse_monitor(struct vh_opts *opts, struct vh_req *req, int argc,
 			 char **argv)
 {
@@ -729,6 +759,10 @@ static int parse_monitor(struct vh_opts *opts, struct vh_req *req, int argc,
 		if (!strcmp(*argv, "help")) {
 			req->cmd = VH_CMD_HELP;
 			return 0;
+		}
+		if (!strcmp(*argv, "watch")) {
+			req->watch = true;
+			continue;
 		}
 		if ((*argv)[0] != '-')
 			return unknown_word(req, *argv);
@@ -768,6 +802,10 @@ static int parse_object(struct vh_opts *opts, struct vh_req *req, int argc,
 	if ((!strcmp(obj, "show") || !strcmp(obj, "set")) && argc > 0 &&
 	    !strcmp(*argv, "policy"))
 		return parse_policy_cmd(req, obj, argc - 1, argv + 1);
+	/* the same for "show defaults" and "set defaults ..." */
+	if ((!strcmp(obj, "show") || !strcmp(obj, "set")) && argc > 0 &&
+	    !strcmp(*argv, "defaults"))
+		return parse_defaults_cmd(req, obj, argc - 1, argv + 1);
 	if (!strcmp(obj, "monitor"))
 		return parse_monitor(opts, req, argc, argv);
 	if (!strcmp(obj, "help")) {
@@ -905,7 +943,7 @@ void vh_usage(FILE *f, enum vh_help which)
 		fprintf(f,
 			"Usage: vhostctl [ OPTIONS ] OBJECT { COMMAND | help }\n"
 			"       vhostctl [ OPTIONS ] { show | set | stats } ...\n"
-			"       vhostctl [ OPTIONS ] monitor [ -t ]\n"
+			"       vhostctl [ OPTIONS ] monitor [ -t ] [ watch ]\n"
 			"       vhostctl [ OPTIONS ] -b FILE\n"
 			"where  OBJECT := { dev | queue | policy }\n"
 			"       OPTIONS := { -j | --json | -p | --pretty | -s | --stats |\n"
@@ -921,6 +959,8 @@ void vh_usage(FILE *f, enum vh_help which)
 			"Usage: vhostctl dev show [ [ dev ] DEV ]\n"
 			"       vhostctl dev set [ dev ] DEV [ busypoll-us USEC ] [ zerocopy { on | off } ]\n"
 			"                                    [ zcopy-min-len BYTES ] [ metamap { off | batch | map } ]\n"
+			"                                    [ label LABEL ]\n"
+			"       vhostctl { show defaults | set defaults [ busypoll-us USEC ] ... }\n"
 			"       vhostctl dev stats [ [ dev ] DEV ] [ scope { device | queue } ]\n"
 			"                          [ -i SECONDS [ -c COUNT ] ] [ -o FORMAT ]\n"
 			"       vhostctl dev help\n"
@@ -930,12 +970,13 @@ void vh_usage(FILE *f, enum vh_help which)
 			"Usage: vhostctl queue show [ [ dev ] DEV [ index N ] ]\n"
 			"       vhostctl queue help\n");
 	if (which != VH_HELP_POLICY)
-		fprintf(f, "where  DEV := { ID | vhostN | IFNAME of the device's TAP backend }\n");
+		fprintf(f, "where  DEV := { ID | vhostN | IFNAME of the devices' TAP backend |\n"
+			   "                owner PID | label LABEL }\n");
 	if (which == VH_HELP_MAIN || which == VH_HELP_POLICY)
 		fprintf(f,
 			"Usage: vhostctl policy show\n"
 			"       vhostctl policy set [ grant GRANTS ] [ busypoll-us-max USEC ]\n"
 			"       vhostctl policy help\n"
 			"where  GRANTS := { none | all | TUNABLE[,TUNABLE...] }\n"
-			"       TUNABLE := { busypoll-us | zerocopy | zcopy-min-len | metamap }\n");
+			"       TUNABLE := { busypoll-us | zerocopy | zcopy-min-len | metamap | label }\n");
 }

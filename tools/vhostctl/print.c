@@ -282,6 +282,33 @@ static const char *on_off(uint32_t v)
 	return v ? "on" : "off";
 }
 
+/* The tunables of a device or the defaults; NULL: absent. */
+struct tunables_view {
+	const uint32_t *busypoll_us, *zerocopy, *zcopy_min_len, *metamap;
+};
+
+#define TUNABLES_VIEW(x) ((struct tunables_view){			\
+	(x)->_present.admin_busypoll_us ? &(x)->admin_busypoll_us : NULL,	\
+	(x)->_present.zerocopy ? &(x)->zerocopy : NULL,			\
+	(x)->_present.zcopy_min_len ? &(x)->zcopy_min_len : NULL,	\
+	(x)->_present.metamap ? &(x)->metamap : NULL })
+
+/* The tunables by the keywords of "set" (busypoll-us: the admin's limit). */
+static void text_tunables(struct line *l, const struct tunables_view *v)
+{
+	char buf[32];
+
+	if (v->busypoll_us)
+		line_add(l, "busypoll-us %u", *v->busypoll_us);
+	if (v->zerocopy)
+		line_add(l, "zerocopy %s", on_off(*v->zerocopy));
+	if (v->zcopy_min_len)
+		line_add(l, "zcopy-min-len %u", *v->zcopy_min_len);
+	if (v->metamap)
+		line_add(l, "metamap %s",
+			 metamap_mode_str(*v->metamap, buf, sizeof(buf)));
+}
+
 /* The device: header line, features line, tunables line. */
 static void text_dev(struct text *t, const struct vhost_dev_get_rsp *d)
 {
@@ -315,16 +342,7 @@ static void text_dev(struct text *t, const struct vhost_dev_get_rsp *d)
 		line_add(&l, "num-queues %u", d->num_queues);
 	text_emit(t, 4, &l);
 
-	/* The admin's limit, by the keyword that sets it. */
-	if (d->_present.admin_busypoll_us)
-		line_add(&l, "busypoll-us %u", d->admin_busypoll_us);
-	if (d->_present.zerocopy)
-		line_add(&l, "zerocopy %s", on_off(d->zerocopy));
-	if (d->_present.zcopy_min_len)
-		line_add(&l, "zcopy-min-len %u", d->zcopy_min_len);
-	if (d->_present.metamap)
-		line_add(&l, "metamap %s",
-			 metamap_mode_str(d->metamap, buf, sizeof(buf)));
+	text_tunables(&l, &TUNABLES_VIEW(d));
 	text_emit(t, 4, &l);
 }
 
@@ -363,6 +381,21 @@ static void json_counters(struct jw *jw, const struct counters *c)
 			jw_num(jw, STATS_KEY(i), v);
 }
 
+static void json_tunables(struct jw *jw, const struct tunables_view *v)
+{
+	char buf[16];
+
+	if (v->busypoll_us)
+		jw_u64(jw, DEV_KEY(ADMIN_BUSYPOLL_US), *v->busypoll_us);
+	if (v->zerocopy)
+		jw_u64(jw, DEV_KEY(ZEROCOPY), *v->zerocopy);
+	if (v->zcopy_min_len)
+		jw_u64(jw, DEV_KEY(ZCOPY_MIN_LEN), *v->zcopy_min_len);
+	if (v->metamap)
+		jw_str(jw, DEV_KEY(METAMAP),
+		       metamap_mode_str(*v->metamap, buf, sizeof(buf)));
+}
+
 static void json_dev(struct jw *jw, const struct vhost_dev_get_rsp *d)
 {
 	char buf[16];
@@ -387,15 +420,7 @@ static void json_dev(struct jw *jw, const struct vhost_dev_get_rsp *d)
 		jw_u64(jw, DEV_KEY(FEATURES), d->features);
 	if (d->_present.num_queues)
 		jw_u64(jw, DEV_KEY(NUM_QUEUES), d->num_queues);
-	if (d->_present.admin_busypoll_us)
-		jw_u64(jw, DEV_KEY(ADMIN_BUSYPOLL_US), d->admin_busypoll_us);
-	if (d->_present.zerocopy)
-		jw_u64(jw, DEV_KEY(ZEROCOPY), d->zerocopy);
-	if (d->_present.zcopy_min_len)
-		jw_u64(jw, DEV_KEY(ZCOPY_MIN_LEN), d->zcopy_min_len);
-	if (d->_present.metamap)
-		jw_str(jw, DEV_KEY(METAMAP),
-		       metamap_mode_str(d->metamap, buf, sizeof(buf)));
+	json_tunables(jw, &TUNABLES_VIEW(d));
 }
 
 static void json_queue(struct jw *jw, const struct vhost_queue_get_rsp *q)
@@ -793,6 +818,28 @@ void vh_print_policy(FILE *f, const struct vh_opts *opts,
 		line_add(&l, "%s %u", POLICY_KEY(BUSYPOLL_US_MAX), p->busypoll_us_max);
 	if (p->_present.tenant)
 		line_add(&l, "%s %s", POLICY_KEY(TENANT), p->tenant ? "yes" : "no");
+	text_emit(&t, 0, &l);
+	fflush(f);
+}
+
+void vh_print_defaults(FILE *f, const struct vh_opts *opts,
+		       const struct vhost_defaults_get_rsp *d)
+{
+	struct text t = { .f = f };
+	struct line l = { .n = 0 };
+	struct jw jw;
+
+	if (opts->json) {
+		jw_init(&jw, f, opts->pretty);
+		jw_obj_open(&jw, NULL);
+		json_tunables(&jw, &TUNABLES_VIEW(d));
+		jw_obj_close(&jw);
+		fputc('\n', f);
+		fflush(f);
+		return;
+	}
+	/* The keywords of "set defaults", so a line can be given back to it. */
+	text_tunables(&l, &TUNABLES_VIEW(d));
 	text_emit(&t, 0, &l);
 	fflush(f);
 }

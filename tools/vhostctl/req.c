@@ -138,6 +138,23 @@ struct vhost_stats_get_req_dump *vh_stats_dump_req(const uint32_t *dev_id,
 	return req;
 }
 
+struct vhost_defaults_set_req *vh_defaults_set_req(const struct vh_set *set)
+{
+	struct vhost_defaults_set_req *req = vhost_defaults_set_req_alloc();
+
+	if (!req)
+		return NULL;
+	if (set->mask & VH_BIT(VHOST_A_DEV_ADMIN_BUSYPOLL_US))
+		vhost_defaults_set_req_set_admin_busypoll_us(req, set->busypoll_us);
+	if (set->mask & VH_BIT(VHOST_A_DEV_ZEROCOPY))
+		vhost_defaults_set_req_set_zerocopy(req, set->zerocopy);
+	if (set->mask & VH_BIT(VHOST_A_DEV_ZCOPY_MIN_LEN))
+		vhost_defaults_set_req_set_zcopy_min_len(req, set->zcopy_min_len);
+	if (set->mask & VH_BIT(VHOST_A_DEV_METAMAP))
+		vhost_defaults_set_req_set_metamap(req, set->metamap);
+	return req;
+}
+
 struct vhost_policy_set_req *vh_policy_set_req(const struct vh_policy *policy)
 {
 	struct vhost_policy_set_req *req = vhost_policy_set_req_alloc();

@@ -616,6 +616,36 @@ static int cmd_policy_set(struct ynl_sock *ys, const struct vh_req *req)
 	return err ? -1 : 0;
 }
 
+/* ---- defaults ------------------------------------------------------------- */
+
+static int cmd_defaults_show(struct ynl_sock *ys, const struct vh_opts *opts)
+{
+	struct vhost_defaults_get_rsp *d = vhost_defaults_get(ys);
+
+	if (!d)
+		return fail(ys, NULL);
+	vh_print_defaults(stdout, opts, d);
+	vhost_defaults_get_rsp_free(d);
+	return 0;
+}
+
+/* One defaults-set: every value given, or none. */
+static int cmd_defaults_set(struct ynl_sock *ys, const struct vh_req *req)
+{
+	struct vhost_defaults_set_req *r = vh_defaults_set_req(&req->set);
+	int err;
+
+	if (!r)
+		return oom();
+	err = vhost_defaults_set(ys, r);
+	if (err)
+		fail(ys, NULL);
+	else
+		warn_ack(ys);
+	vhost_defaults_set_req_free(r);
+	return err ? -1 : 0;
+}
+
 /* ---- monitor -------------------------------------------------------------- */
 
 /* What arrived, stamped (-t) with the time it was read. */
@@ -678,16 +708,21 @@ static int read_ntfs(struct ynl_sock *ys, const struct vh_opts *opts)
 	return -1;
 }
 
-/* Listen to the "monitor" group until SIGINT or SIGTERM. */
-static int cmd_monitor(struct ynl_sock *ys, const struct vh_opts *opts)
+/*
+ * Listen to the "monitor" group (or "watch", the read-only one, which
+ * needs no capability and carries no backend) until SIGINT or SIGTERM.
+ */
+static int cmd_monitor(struct ynl_sock *ys, const struct vh_opts *opts,
+		       bool watch)
 {
+	const char *grp = watch ? VHOST_MCGRP_WATCH : VHOST_MCGRP_MONITOR;
 	struct pollfd pfd[2];
 	sigset_t old;
 	int r = 0, sfd;
 
-	if (ynl_subscribe(ys, VHOST_MCGRP_MONITOR)) {
+	if (ynl_subscribe(ys, grp)) {
 		fprintf(stderr, "Error: cannot join the \"%s\" multicast group: %s.\n",
-			VHOST_MCGRP_MONITOR, strerror(ys->err.code));
+			grp, strerror(ys->err.code));
 		return -1;
 	}
 	sfd = signals_begin(&old);
@@ -766,11 +801,15 @@ static int run(struct ynl_sock *ys, const struct vh_opts *opts,
 	case VH_CMD_QUEUE_SHOW:
 		return cmd_queue_show(ys, opts, req);
 	case VH_CMD_MONITOR:
-		return cmd_monitor(ys, opts);
+		return cmd_monitor(ys, opts, req->watch);
 	case VH_CMD_POLICY_SHOW:
 		return cmd_policy_show(ys, opts);
 	case VH_CMD_POLICY_SET:
 		return cmd_policy_set(ys, req);
+	case VH_CMD_DEFAULTS_SHOW:
+		return cmd_defaults_show(ys, opts);
+	case VH_CMD_DEFAULTS_SET:
+		return cmd_defaults_set(ys, req);
 	default:
 		return -1;
 	}

@@ -73,6 +73,8 @@ enum vh_cmd {
 	VH_CMD_POLICY_SHOW,	/* policy show, show policy */
 	VH_CMD_POLICY_SET,	/* policy set ..., set policy ... */
 	VH_CMD_BATCH,		/* -b FILE */
+	VH_CMD_DEFAULTS_SHOW,	/* show defaults */
+	VH_CMD_DEFAULTS_SET,	/* set defaults ... */
 };
 
 enum vh_help {
@@ -146,6 +148,7 @@ struct vh_req {
 	enum vh_scope scope;	/* stats; never DEFAULT after parsing */
 	struct vh_set set;
 	struct vh_policy policy;	/* policy set */
+	bool watch;		/* monitor watch: the read-only group */
 	char err[256];		/* parse error message, when parsing failed */
 };
 
@@ -200,6 +203,7 @@ struct vhost_queue_get_req_dump *vh_queue_dump_req(const uint32_t *dev_id);
 struct vhost_stats_get_req_dump *vh_stats_dump_req(const uint32_t *dev_id,
 						   bool per_queue);
 struct vhost_policy_set_req *vh_policy_set_req(const struct vh_policy *policy);
+struct vhost_defaults_set_req *vh_defaults_set_req(const struct vh_set *set);
 
 /* ---- errors (err.c) ---------------------------------------------------- */
 
@@ -301,6 +305,12 @@ void vh_print_openmetrics(FILE *f, struct vhost_stats_get_rsp_list *stats,
  */
 void vh_print_policy(FILE *f, const struct vh_opts *opts,
 		     const struct vhost_policy_get_rsp *p);
+/*
+ * The defaults of the network namespace ("show defaults"): one line of the
+ * keywords of "set defaults" (text), or one JSON object.
+ */
+void vh_print_defaults(FILE *f, const struct vh_opts *opts,
+		       const struct vhost_defaults_get_rsp *d);
 /*
  * One monitor event: a line of text, or a JSON object, then "\n"; with ts
  * (-t), stamped with that time.

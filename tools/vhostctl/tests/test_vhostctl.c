@@ -269,6 +269,42 @@ static void test_parse_owner_label(void)
 	CHECK_STR(r.err, "Missing value for \"label\"");
 }
 
+/* show defaults, set defaults VALUES: the keywords of set, no device. */
+static void test_parse_defaults(void)
+{
+	struct vhost_defaults_set_req *d;
+	struct vh_opts o;
+	struct vh_req r;
+
+	CHECK(parse("show defaults", &o, &r) == 0);
+	CHECK(r.cmd == VH_CMD_DEFAULTS_SHOW);
+	CHECK(parse("set defaults busypoll-us 50 metamap batch", &o, &r) == 0);
+	CHECK(r.cmd == VH_CMD_DEFAULTS_SET);
+	CHECK(r.set.mask == (VH_BIT(VHOST_A_DEV_ADMIN_BUSYPOLL_US) |
+			     VH_BIT(VHOST_A_DEV_METAMAP)));
+	d = vh_defaults_set_req(&r.set);
+	CHECK(d && d->_present.admin_busypoll_us && d->admin_busypoll_us == 50);
+	CHECK(d && d->_present.metamap && d->metamap == VHOST_METAMAP_MODE_BATCH);
+	CHECK(d && !d->_present.zerocopy && !d->_present.zcopy_min_len);
+	if (d)
+		vhost_defaults_set_req_free(d);
+	CHECK(parse("set defaults", &o, &r) == -1);
+	CHECK_STR(r.err, "Nothing to set, give busypoll-us, zerocopy, zcopy-min-len or metamap");
+	CHECK(parse("set defaults label x", &o, &r) == -1);
+	CHECK_STR(r.err, "Unknown keyword \"label\", try \"vhostctl dev help\"");
+	CHECK(parse("show defaults vhost0", &o, &r) == -1);
+	CHECK(parse("set defaults zerocopy on zerocopy off", &o, &r) == -1);
+	CHECK_STR(r.err, "Duplicate argument \"zerocopy\"");
+	/* monitor watch: the read-only group */
+	CHECK(parse("monitor watch -t", &o, &r) == 0);
+	CHECK(r.cmd == VH_CMD_MONITOR && r.watch && o.timestamp);
+	CHECK(parse("monitor", &o, &r) == 0);
+	CHECK(r.cmd == VH_CMD_MONITOR && !r.watch);
+	/* "show dev defaults": a TAP named defaults */
+	CHECK(parse("show dev defaults", &o, &r) == 0);
+	CHECK(r.cmd == VH_CMD_SHOW && r.sel.kind == VH_SEL_IFNAME);
+}
+
 static void test_parse_selectors(void)
 {
 	static const struct {
@@ -2230,7 +2266,7 @@ static void test_usage(void)
 	CHECK(strstr(buf, "vhostctl policy show\n"));
 	CHECK(strstr(buf, "vhostctl policy set [ grant GRANTS ] [ busypoll-us-max USEC ]"));
 	CHECK(strstr(buf, "GRANTS := { none | all | TUNABLE[,TUNABLE...] }"));
-	CHECK(strstr(buf, "TUNABLE := { busypoll-us | zerocopy | zcopy-min-len | metamap }"));
+	CHECK(strstr(buf, "TUNABLE := { busypoll-us | zerocopy | zcopy-min-len | metamap | label }"));
 	free(buf);
 
 	/* each object's help: its own usage only */
@@ -2258,6 +2294,7 @@ static const struct {
 	{ "parse_set_forms", test_parse_set_forms },
 	{ "parse_device_selectors", test_parse_selectors },
 	{ "parse_owner_label", test_parse_owner_label },
+	{ "parse_defaults", test_parse_defaults },
 	{ "parse_commands", test_parse_commands },
 	{ "parse_errors", test_parse_errors },
 	{ "parse_policy", test_parse_policy },

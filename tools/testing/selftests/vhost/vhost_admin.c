@@ -22,8 +22,11 @@
 #include <string.h>
 #include <unistd.h>
 #include <linux/capability.h>
+#include <linux/if_ether.h>
+#include <linux/if_packet.h>
 #include <linux/if_tun.h>
 #include <linux/netlink.h>
+#include <arpa/inet.h>
 #include <sys/socket.h>
 #include <linux/vhost.h>
 #include <sys/ioctl.h>
@@ -276,7 +279,7 @@ TEST_F(admin, out_of_range_changes_nothing)
 	}
 	/* nothing to set at all */
 	EXPECT_EQ(-EINVAL, adm_set(self->ys, self->id, ADM_TUN_NONE));
-	EXPECT_TRUE(adm_msg_has(self->ys, "no tunable to set"))
+	EXPECT_TRUE(adm_msg_has(self->ys, "no tunable or label to set"))
 		TH_LOG("%s", self->ys->err.msg);
 	/* queue index out of range */
 	qr = vhost_queue_get_req_alloc();
@@ -1483,6 +1486,13 @@ TEST_F(admin, multiqueue_tap_by_tap_label_owner)
 	mon = adm_monitor(&err);
 	ASSERT_NE(NULL, mon) TH_LOG("monitor: %s", strerror(-err));
 
+	/* no selector: refused, the missing attribute named */
+	EXPECT_EQ(-EINVAL, set_by(self->ys, NULL, 0, NULL, 700, NULL));
+	EXPECT_TRUE(adm_msg_has(self->ys, "owner or label required"))
+		TH_LOG("%s", self->ys->err.msg);
+	EXPECT_TRUE(adm_msg_has(self->ys, "missing attribute: .id"))
+		TH_LOG("%s", self->ys->err.msg);
+
 	/* one request by the TAP's name: every queue pair's device */
 	EXPECT_EQ(0, set_by(self->ys, mq, 0, NULL, 700, "web01"))
 		TH_LOG("%s", self->ys->err.msg);
@@ -1740,6 +1750,90 @@ TEST_F(admin, uevents_carry_identity_owner_backend_label)
 	ASSERT_EQ(0, uev_next(fd, self->name, 2000, &e));
 	EXPECT_STREQ("remove", uev_get(&e, "ACTION"));
 	close(fd);
+}
+
+/*
+ * Zero-copy on a backend that cannot send it (a packet socket): set, with
+ * a warning saying its packets are copied; on a TAP, no warning.
+ */
+TEST_F(admin, zerocopy_on_a_packet_socket_warns)
+{
+	struct sockaddr_ll sll = { .sll_family = AF_PACKET,
+				   .sll_protocol = htons(ETH_P_ALL) };
+	struct vhost_dev_get_rsp *d;
+	int fd;
+
+	ASSERT_EQ(0, open_dev(self, true));
+	ASSERT_EQ(0, adm_set(self->ys, self->id, ADM_TUN(-1, 1, -1, -1)));
+	EXPECT_FALSE(adm_msg_has(self->ys, "cannot send zero-copy"))
+		TH_LOG("%s", self->ys->err.msg);
+	ASSERT_EQ(0, adm_set(self->ys, self->id, ADM_TUN(-1, 0, -1, -1)));
+
+	fd = socket(AF_PACKET, SOCK_RAW | SOCK_CLOEXEC, htons(ETH_P_ALL));
+	ASSERT_LE(0, fd);
+	sll.sll_ifindex = if_nametoindex(self->n.ifname);
+	ASSERT_EQ(0, bind(fd, (struct sockaddr *)&sll, sizeof(sll)));
+	ASSERT_EQ(0, vnet_set_backend(&self->n, VNET_TX, fd));
+	ASSERT_EQ(0, adm_set(self->ys, self->id, ADM_TUN(-1, 1, -1, -1)));
+	/* a warning: the ack has the message (no offset: that is errors') */
+	EXPECT_TRUE(adm_msg_has(self->ys, "cannot send zero-copy: its packets are copied"))
+		TH_LOG("no warning: \"%s\"", self->ys->err.msg);
+	d = adm_get(self->ys, self->id);
+	ASSERT_NE(NULL, d);
+	EXPECT_EQ(1, d->zerocopy);
+	vhost_dev_get_rsp_free(d);
+	close(fd);
+}
+
+/*
+ * A macvtap backend (the other one that sends zero-copy) is reported as a
+ * TAP is: backend-ifname, selection by it, VHOST_BACKEND_IFNAME.
+ */
+TEST_F(admin, macvtap_is_reported_as_backend)
+{
+	struct vhost_dev_get_req *req;
+	struct vhost_dev_get_rsp *d;
+	char path[64], mvt[IFNAMSIZ];
+	int fd, len = sizeof(struct virtio_net_hdr_v1);
+	unsigned int ifindex;
+
+	snprintf(mvt, sizeof(mvt), "vhmvt%d", getpid() % 100000);
+	ASSERT_EQ(0, open_dev(self, true));
+	ASSERT_EQ(0, system("ip link add name vhmvtlow type dummy 2>/dev/null; ip link set vhmvtlow up"));
+	snprintf(path, sizeof(path),
+		 "ip link add link vhmvtlow name %s type macvtap && ip link set %s up",
+		 mvt, mvt);
+	ASSERT_EQ(0, system(path)) TH_LOG("no macvtap (CONFIG_MACVTAP)");
+	ifindex = if_nametoindex(mvt);
+	ASSERT_NE(0, ifindex);
+	snprintf(path, sizeof(path), "/dev/tap%u", ifindex);
+	fd = open(path, O_RDWR | O_CLOEXEC);
+	ASSERT_LE(0, fd) TH_LOG("%s: %s", path, strerror(errno));
+	ASSERT_EQ(0, ioctl(fd, TUNSETVNETHDRSZ, &len));
+	ASSERT_EQ(0, vnet_set_backend(&self->n, VNET_TX, fd));
+	ASSERT_EQ(0, vnet_set_backend(&self->n, VNET_RX, fd));
+
+	d = adm_get(self->ys, self->id);
+	ASSERT_NE(NULL, d);
+	EXPECT_EQ(ifindex, d->backend_ifindex);
+	EXPECT_TRUE(d->backend_ifname && !strcmp(d->backend_ifname, mvt))
+		TH_LOG("backend-ifname %s", d->backend_ifname ?: "(none)");
+	vhost_dev_get_rsp_free(d);
+	req = vhost_dev_get_req_alloc();
+	vhost_dev_get_req_set_backend_ifname(req, mvt);
+	d = vhost_dev_get(self->ys, req);
+	vhost_dev_get_req_free(req);
+	ASSERT_NE(NULL, d) TH_LOG("%s", self->ys->err.msg);
+	EXPECT_EQ(self->id, d->id);
+	vhost_dev_get_rsp_free(d);
+	/* and zero-copy on it is no warning */
+	ASSERT_EQ(0, adm_set(self->ys, self->id, ADM_TUN(-1, 1, -1, -1)));
+	EXPECT_FALSE(adm_msg_has(self->ys, "cannot send zero-copy"));
+
+	close_dev(self);
+	close(fd);
+	snprintf(path, sizeof(path), "ip link del %s; ip link del vhmvtlow", mvt);
+	EXPECT_EQ(0, system(path));
 }
 
 /* A closed device's id is not given to the next one. */
