@@ -34,13 +34,17 @@
 #include "admin_internal.h"
 #include "vhost_nl.h"
 
+/*
+ * Boot-time defaults of every namespace's new devices; a namespace's own
+ * are set over netlink (defaults-set), applied at VHOST_SET_OWNER.
+ */
 static unsigned int busypoll_us;
-module_param(busypoll_us, uint, 0644);
+module_param(busypoll_us, uint, 0444);
 MODULE_PARM_DESC(busypoll_us,
 		 "Default busy-poll time of new devices, in microseconds (default: 0, the owner decides)");
 
 static unsigned int zcopy_min_len = 256;
-module_param(zcopy_min_len, uint, 0644);
+module_param(zcopy_min_len, uint, 0444);
 MODULE_PARM_DESC(zcopy_min_len,
 		 "Default length below which new devices copy TX packets even with zero-copy on (default and least: 256)");
 
@@ -48,15 +52,43 @@ MODULE_PARM_DESC(zcopy_min_len,
  * struct vhost_admin_net - the admin plane in a network namespace
  * @devs: its devices by id; rules in admin_internal.h
  * @next_id: where the cyclic allocation of ids goes on (under @devs' lock)
- * @lock: protects @policy; loads and stores only
+ * @lock: protects @policy and @defaults; loads and stores only
  * @policy: what the namespace's administrators may change, when they are
  *	tenants (vhost_admin_tenant())
+ * @defaults: the tunables a device gets with its owner
  */
 struct vhost_admin_net {
 	struct xarray devs;
 	u32 next_id;
-	spinlock_t lock;	/* protects policy */
+	spinlock_t lock;	/* protects policy, defaults */
 	struct vhost_admin_policy policy;
+	struct vhost_admin_defaults defaults;
+};
+
+/* The tunables of dev-set; of defaults-set too but the label, last. */
+const struct vhost_admin_tunable vhost_admin_tunables[VHOST_ADMIN_NTUNABLES] = {
+	{ VHOST_A_DEV_ADMIN_BUSYPOLL_US, VHOST_TUNABLE_ADMIN_BUSYPOLL_US },
+	{ VHOST_A_DEV_ZEROCOPY, VHOST_TUNABLE_ZEROCOPY },
+	{ VHOST_A_DEV_ZCOPY_MIN_LEN, VHOST_TUNABLE_ZCOPY_MIN_LEN },
+	{ VHOST_A_DEV_METAMAP, VHOST_TUNABLE_METAMAP },
+	{ VHOST_A_DEV_LABEL, VHOST_TUNABLE_LABEL },
+};
+
+/**
+ * struct vhost_admin_queue - a queue's sysfs directory and its worker
+ * @kobj: queues/vqN
+ * @dev: the device
+ * @index: the queue's index
+ * @ident: work queued on the queue's worker at VHOST_SET_OWNER, which
+ *	records the worker; the owner's VHOST_SET_OWNER flushes it
+ * @worker: the worker's thread, or NULL; under the device's admin.lock
+ */
+struct vhost_admin_queue {
+	struct kobject kobj;
+	struct vhost_dev *dev;
+	unsigned int index;
+	struct vhost_work ident;
+	struct pid *worker;
 };
 
 static unsigned int vhost_admin_net_id __read_mostly;
@@ -135,38 +167,6 @@ struct vhost_dev *vhost_admin_get_name(struct net *net, const char *name)
 		dev = NULL;
 	}
 	return dev;
-}
-
-/*
- * A reference on the device of net that feeds interface ifindex of net;
- * NULL if none does, ERR_PTR(-EINVAL) if several do (the queues of a
- * multiqueue TAP).
- */
-struct vhost_dev *vhost_admin_get_backend(struct net *net, int ifindex)
-{
-	struct xarray *devs = &vhost_admin_net(net)->devs;
-	struct vhost_dev *dev, *found = NULL;
-	unsigned long id;
-
-	if (ifindex <= 0)
-		return NULL;
-	xa_lock(devs);
-	xa_for_each(devs, id, dev) {
-		struct vhost_admin *a = &dev->admin;
-
-		if (READ_ONCE(a->backend_ifindex) != ifindex ||
-		    READ_ONCE(a->backend_nsid) != NETNSA_NSID_NOT_ASSIGNED)
-			continue;
-		if (found) {
-			found = ERR_PTR(-EINVAL);
-			break;
-		}
-		found = dev;
-	}
-	if (!IS_ERR_OR_NULL(found))
-		refcount_inc(&found->admin.refs);
-	xa_unlock(devs);
-	return found;
 }
 
 /*
@@ -295,11 +295,12 @@ void vhost_admin_dev_stats(struct vhost_dev *dev, struct vhost_admin_stats *st)
 		vhost_admin_queue_stats(dev, i, st);
 }
 
-/* A tunable's value, by its VHOST_A_DEV_* attribute. */
-u32 vhost_admin_tunable(struct vhost_dev *dev, int attr)
+/*
+ * A tunable of tun by its VHOST_A_DEV_* attribute (each read once: the
+ * device's are written under its admin mutex, read without it).
+ */
+u32 vhost_tunables_get(const struct vhost_tunables *tun, int attr)
 {
-	const struct vhost_tunables *tun = &dev->admin.tun;
-
 	switch (attr) {
 	case VHOST_A_DEV_ADMIN_BUSYPOLL_US:
 		return READ_ONCE(tun->busypoll_us);
@@ -314,6 +315,77 @@ u32 vhost_admin_tunable(struct vhost_dev *dev, int attr)
 	return 0;
 }
 
+/* Set a tunable of tun by its attribute (not a live device's: see above). */
+void vhost_tunables_set(struct vhost_tunables *tun, int attr, u32 val)
+{
+	switch (attr) {
+	case VHOST_A_DEV_ADMIN_BUSYPOLL_US:
+		tun->busypoll_us = val;
+		break;
+	case VHOST_A_DEV_ZEROCOPY:
+		tun->zerocopy = val;
+		break;
+	case VHOST_A_DEV_ZCOPY_MIN_LEN:
+		tun->zcopy_min_len = val;
+		break;
+	case VHOST_A_DEV_METAMAP:
+		tun->metamap = val;
+		break;
+	default:
+		WARN_ON_ONCE(1);
+	}
+}
+
+/* A tunable's value, by its VHOST_A_DEV_* attribute. */
+u32 vhost_admin_tunable(struct vhost_dev *dev, int attr)
+{
+	return vhost_tunables_get(&dev->admin.tun, attr);
+}
+
+/* Whether dev feeds interface ifindex (> 0) of its own namespace. */
+bool vhost_admin_feeds(struct vhost_dev *dev, int ifindex)
+{
+	struct vhost_admin *a = &dev->admin;
+	bool ret;
+
+	spin_lock(&a->lock);
+	ret = ifindex > 0 && a->backend_ifindex == ifindex &&
+	      a->backend_nsid == NETNSA_NSID_NOT_ASSIGNED;
+	spin_unlock(&a->lock);
+	return ret;
+}
+
+/*
+ * The owner's thread group in *pid (a reference), or NULL: copied under
+ * the lock, translated by the caller outside it.
+ */
+static struct pid *vhost_admin_get_owner(struct vhost_dev *dev)
+{
+	struct pid *pid;
+
+	spin_lock(&dev->admin.lock);
+	pid = get_pid(dev->admin.owner);
+	spin_unlock(&dev->admin.lock);
+	return pid;
+}
+
+/*
+ * The number in the caller's pid namespace of pid (a reference, which this
+ * puts, or NULL) while it has a task of type; else 0 (its number may be
+ * another task's by now).
+ */
+static u32 vhost_admin_pid_vnr(struct pid *pid, enum pid_type type)
+{
+	u32 nr = 0;
+
+	rcu_read_lock();
+	if (pid && pid_has_task(pid, type))
+		nr = pid_vnr(pid);
+	rcu_read_unlock();
+	put_pid(pid);
+	return nr;
+}
+
 /*
  * The owner's pid in the caller's pid namespace; 0 if there is none, it is
  * not visible there, or the owner has exited (its number may be another
@@ -321,18 +393,76 @@ u32 vhost_admin_tunable(struct vhost_dev *dev, int attr)
  */
 u32 vhost_admin_owner_pid(struct vhost_dev *dev)
 {
-	struct pid *pid;
-	u32 nr = 0;
+	return vhost_admin_pid_vnr(vhost_admin_get_owner(dev), PIDTYPE_TGID);
+}
+
+/* Whether the owner of dev is the thread group of pid (not NULL). */
+bool vhost_admin_owned_by(struct vhost_dev *dev, struct pid *pid)
+{
+	bool ret;
 
 	spin_lock(&dev->admin.lock);
-	pid = get_pid(dev->admin.owner);
+	ret = dev->admin.owner == pid;
 	spin_unlock(&dev->admin.lock);
+	return ret;
+}
+
+/*
+ * The label of dev into buf (VHOST_LABEL_LEN_MAX + 1 bytes); false, and
+ * buf "", when it has none.
+ */
+bool vhost_admin_label(struct vhost_dev *dev, char *buf)
+{
+	struct vhost_admin_label *l;
+
 	rcu_read_lock();
-	if (pid && pid_has_task(pid, PIDTYPE_TGID))
-		nr = pid_vnr(pid);
+	l = rcu_dereference(dev->admin.label);
+	strscpy(buf, l ? l->s : "", VHOST_LABEL_LEN_MAX + 1);
 	rcu_read_unlock();
-	put_pid(pid);
-	return nr;
+	return buf[0];
+}
+
+/* Whether the label of dev is s. */
+bool vhost_admin_label_is(struct vhost_dev *dev, const char *s)
+{
+	struct vhost_admin_label *l;
+	bool ret;
+
+	rcu_read_lock();
+	l = rcu_dereference(dev->admin.label);
+	ret = l && !strcmp(l->s, s);
+	rcu_read_unlock();
+	return ret;
+}
+
+/* A label to give a device: NULL for "" (none), ERR_PTR(-ENOMEM). */
+struct vhost_admin_label *vhost_admin_label_alloc(const char *s)
+{
+	struct vhost_admin_label *l;
+	size_t len = strlen(s);
+
+	if (!len)
+		return NULL;
+	l = kmalloc(struct_size(l, s, len + 1), GFP_KERNEL_ACCOUNT);
+	if (!l)
+		return ERR_PTR(-ENOMEM);
+	memcpy(l->s, s, len + 1);
+	return l;
+}
+
+/*
+ * The thread id, in the caller's pid namespace, of the worker that serves
+ * queue index; 0 when it has none or it is not visible there.
+ */
+u32 vhost_admin_queue_worker(struct vhost_dev *dev, unsigned int index)
+{
+	struct vhost_admin *a = &dev->admin;
+	struct pid *pid;
+
+	spin_lock(&a->lock);
+	pid = get_pid(a->queues[index]->worker);
+	spin_unlock(&a->lock);
+	return vhost_admin_pid_vnr(pid, PIDTYPE_PID);
 }
 
 /*
@@ -405,20 +535,18 @@ static int vhost_admin_lock_vqs(struct vhost_dev *dev)
 }
 
 /*
- * Apply a complete set of tunables: everything the request asks for, or,
- * with an error, nothing.  What can fail (allocating for zero-copy, waiting
- * for the queues) comes first.  The metadata mode is applied with every
- * queue's vq->mutex held, which the datapath holds across each batch: a
- * batch runs entirely with the old or the new setting.  Called with
- * dev->admin.mutex held, and dev->mutex too when the map or zero-copy is
- * switched (lock order in admin.h).
+ * Everything about a set of tunables that can refuse it or fail:
+ * allocating what zero-copy and the read-ahead need (which stays with the
+ * device whether or not they are then switched on).  Changes no tunable.
+ * Called with dev->admin.mutex held, and dev->mutex too when the map or
+ * zero-copy is switched (lock order in admin.h).
  */
-int vhost_admin_set_tunables(struct vhost_dev *dev,
-			     const struct vhost_tunables *tun,
-			     struct netlink_ext_ack *extack)
+int vhost_admin_prepare_tunables(struct vhost_dev *dev,
+				 const struct vhost_tunables *tun,
+				 struct netlink_ext_ack *extack)
 {
 	struct vhost_tunables *cur = &dev->admin.tun;
-	int i, ret;
+	int ret;
 
 	lockdep_assert_held(&dev->admin.mutex);
 	if (tun->metamap != VHOST_METAMAP_MODE_OFF &&
@@ -447,6 +575,27 @@ int vhost_admin_set_tunables(struct vhost_dev *dev,
 			return ret;
 		}
 	}
+	return 0;
+}
+
+/*
+ * Apply a complete set of tunables: everything the request asks for, or,
+ * with an error, nothing.  What can fail (vhost_admin_prepare_tunables(),
+ * waiting for the queues) comes first.  The metadata mode is applied with
+ * every queue's vq->mutex held, which the datapath holds across each
+ * batch: a batch runs entirely with the old or the new setting.  Locks as
+ * for vhost_admin_prepare_tunables().
+ */
+int vhost_admin_set_tunables(struct vhost_dev *dev,
+			     const struct vhost_tunables *tun,
+			     struct netlink_ext_ack *extack)
+{
+	struct vhost_tunables *cur = &dev->admin.tun;
+	int i, ret;
+
+	ret = vhost_admin_prepare_tunables(dev, tun, extack);
+	if (ret)
+		return ret;
 	if (tun->metamap != cur->metamap) {
 		/*
 		 * Switching to map arms it (registers notifiers on the
@@ -502,6 +651,71 @@ void vhost_admin_set_policy(struct net *net, const u32 *grants,
 	spin_unlock(&an->lock);
 }
 
+/* ---- defaults: what a device gets with its owner ------------------------ */
+
+void vhost_admin_get_defaults(struct net *net, struct vhost_admin_defaults *d)
+{
+	struct vhost_admin_net *an = vhost_admin_net(net);
+
+	spin_lock(&an->lock);
+	*d = an->defaults;
+	spin_unlock(&an->lock);
+}
+
+/* Set the defaults d gives (d->set); the others keep theirs. */
+void vhost_admin_set_defaults(struct net *net,
+			      const struct vhost_admin_defaults *d)
+{
+	struct vhost_admin_net *an = vhost_admin_net(net);
+	int i, attr;
+
+	/* Loads and stores: the merge is in the section, one at a time. */
+	spin_lock(&an->lock);
+	for (i = 0; i < VHOST_ADMIN_NTUNABLES; i++) {
+		attr = vhost_admin_tunables[i].attr;
+		if (attr != VHOST_A_DEV_LABEL && (d->set & BIT(attr)))
+			vhost_tunables_set(&an->defaults.tun, attr,
+					   vhost_tunables_get(&d->tun, attr));
+	}
+	an->defaults.set |= d->set;
+	spin_unlock(&an->lock);
+}
+
+/*
+ * A device got its owner: the namespace's defaults, those the host's
+ * policy grants a tenant's namespace, within its bound.  A default that
+ * cannot be applied (no memory, a fatal signal) leaves the device as it
+ * was; the owner is not refused for it.
+ */
+static void vhost_admin_apply_defaults(struct vhost_dev *dev)
+{
+	struct vhost_admin *a = &dev->admin;
+	struct vhost_tunables tun = a->tun;
+	struct vhost_admin_defaults d;
+	struct vhost_admin_policy pol;
+	int i, attr;
+
+	lockdep_assert_held(&dev->mutex);
+	lockdep_assert_held(&a->mutex);
+	vhost_admin_get_defaults(a->net, &d);
+	if (!d.set)
+		return;
+	pol.grants = ~0U;
+	pol.busypoll_max = VHOST_BUSYPOLL_US_MAX;
+	if (vhost_admin_tenant(a->net))
+		vhost_admin_get_policy(a->net, &pol);
+	for (i = 0; i < VHOST_ADMIN_NTUNABLES; i++) {
+		attr = vhost_admin_tunables[i].attr;
+		if ((d.set & BIT(attr)) &&
+		    (pol.grants & vhost_admin_tunables[i].grant))
+			vhost_tunables_set(&tun, attr,
+					   vhost_tunables_get(&d.tun, attr));
+	}
+	tun.busypoll_us = min(tun.busypoll_us, max(a->tun.busypoll_us,
+						   pol.busypoll_max));
+	vhost_admin_set_tunables(dev, &tun, NULL);
+}
+
 /* ---- sysfs: /sys/class/vhost/vhostN ------------------------------------ */
 
 static struct vhost_dev *to_vhost_dev(struct device *d)
@@ -545,6 +759,16 @@ static ssize_t backend_ifname_show(struct device *d,
 	return sysfs_emit(buf, "%s\n", name);
 }
 static DEVICE_ATTR_ADMIN_RO(backend_ifname);
+
+static ssize_t label_show(struct device *d, struct device_attribute *attr,
+			  char *buf)
+{
+	char label[VHOST_LABEL_LEN_MAX + 1];
+
+	vhost_admin_label(to_vhost_dev(d), label);
+	return sysfs_emit(buf, "%s\n", label);
+}
+static DEVICE_ATTR_RO(label);
 
 static ssize_t features_show(struct device *d, struct device_attribute *attr,
 			     char *buf)
@@ -601,6 +825,7 @@ static struct attribute *vhost_dev_attrs[] = {
 	&dev_attr_backend_ifindex.attr,
 	&dev_attr_backend_ifname.attr,
 	&dev_attr_features.attr,
+	&dev_attr_label.attr,
 	&dev_attr_num_queues.attr,
 	&dev_attr_admin_busypoll_us.attr.attr,
 	&dev_attr_zcopy_min_len.attr.attr,
@@ -630,9 +855,22 @@ static ssize_t vhost_dev_stat_show(struct device *d,
 	return sysfs_emit(buf, "%llu\n", st.val[(uintptr_t)ea->var]);
 }
 
+/* A device shows only the counters that apply to it. */
+static umode_t vhost_dev_stat_visible(struct kobject *kobj,
+				      struct attribute *attr, int n)
+{
+	struct dev_ext_attribute *ea =
+		container_of(attr, struct dev_ext_attribute, attr.attr);
+	struct vhost_admin_stats st;
+
+	vhost_admin_dev_stats(to_vhost_dev(kobj_to_dev(kobj)), &st);
+	return test_bit((uintptr_t)ea->var, st.has) ? attr->mode : 0;
+}
+
 static const struct attribute_group vhost_dev_stats_group = {
 	.name = "statistics",
 	.attrs = vhost_dev_stat_ptrs,
+	.is_visible = vhost_dev_stat_visible,
 };
 
 static const struct attribute_group *vhost_dev_groups[] = {
@@ -653,20 +891,47 @@ static void vhost_class_get_ownership(const struct device *d, kuid_t *uid,
 	net_ns_get_ownership(vhost_class_namespace(d), uid, gid);
 }
 
+/*
+ * The properties of every uevent of a device (and of its uevent file),
+ * what a udev rule matches on: id, owner (in the initial pid namespace),
+ * backend and label, those it has.
+ */
+static int vhost_class_uevent(const struct device *d,
+			      struct kobj_uevent_env *env)
+{
+	struct vhost_dev *dev = dev_get_drvdata(d);
+	char ifname[IFNAMSIZ], label[VHOST_LABEL_LEN_MAX + 1];
+	struct pid *owner;
+	int ifindex, nsid;
+	pid_t nr;
+
+	if (add_uevent_var(env, "VHOST_ID=%u", dev->admin.id))
+		return -ENOMEM;
+	owner = vhost_admin_get_owner(dev);
+	nr = owner ? pid_nr(owner) : 0;
+	put_pid(owner);
+	if (nr && add_uevent_var(env, "VHOST_OWNER_PID=%d", nr))
+		return -ENOMEM;
+	ifindex = vhost_admin_backend(dev, &nsid, ifname);
+	if (ifindex && add_uevent_var(env, "VHOST_BACKEND_IFINDEX=%d", ifindex))
+		return -ENOMEM;
+	if (ifname[0] && add_uevent_var(env, "VHOST_BACKEND_IFNAME=%s", ifname))
+		return -ENOMEM;
+	if (vhost_admin_label(dev, label) &&
+	    add_uevent_var(env, "VHOST_LABEL=%s", label))
+		return -ENOMEM;
+	return 0;
+}
+
 static const struct class vhost_class = {
 	.name = "vhost",
+	.dev_uevent = vhost_class_uevent,
 	.ns_type = &net_ns_type_operations,
 	.namespace = vhost_class_namespace,
 	.get_ownership = vhost_class_get_ownership,
 };
 
 /* ---- sysfs: queues/vqN --------------------------------------------------- */
-
-struct vhost_admin_queue {
-	struct kobject kobj;
-	struct vhost_dev *dev;
-	unsigned int index;
-};
 
 struct vhost_queue_attr {
 	struct attribute attr;
@@ -729,6 +994,13 @@ static ssize_t queue_metamap_valid_show(struct vhost_admin_queue *q,
 			  vhost_metamap_valid(q->dev->vqs[q->index]));
 }
 
+static ssize_t queue_worker_pid_show(struct vhost_admin_queue *q,
+				     struct vhost_queue_attr *qa, char *buf)
+{
+	return sysfs_emit(buf, "%u\n",
+			  vhost_admin_queue_worker(q->dev, q->index));
+}
+
 static ssize_t queue_stat_show(struct vhost_admin_queue *q,
 			       struct vhost_queue_attr *qa, char *buf)
 {
@@ -748,6 +1020,7 @@ VHOST_QUEUE_ATTR(num);
 VHOST_QUEUE_ATTR(owner_busypoll_us);
 VHOST_QUEUE_ATTR(busypoll_us);
 VHOST_QUEUE_ATTR(metamap_valid);
+VHOST_QUEUE_ATTR(worker_pid);
 
 static struct attribute *vhost_queue_attrs[] = {
 	&vhost_queue_attr_type.attr,
@@ -755,6 +1028,7 @@ static struct attribute *vhost_queue_attrs[] = {
 	&vhost_queue_attr_owner_busypoll_us.attr,
 	&vhost_queue_attr_busypoll_us.attr,
 	&vhost_queue_attr_metamap_valid.attr,
+	&vhost_queue_attr_worker_pid.attr,
 	NULL,
 };
 
@@ -791,7 +1065,24 @@ static const struct attribute_group *vhost_queue_groups[] = {
 
 static void vhost_queue_release(struct kobject *kobj)
 {
-	kfree(to_queue(kobj));
+	struct vhost_admin_queue *q = to_queue(kobj);
+
+	put_pid(q->worker);
+	kfree(q);
+}
+
+/* Runs in the worker of the queue: records it. */
+static void vhost_admin_ident_work(struct vhost_work *work)
+{
+	struct vhost_admin_queue *q =
+		container_of(work, struct vhost_admin_queue, ident);
+	struct vhost_admin *a = &q->dev->admin;
+	struct pid *pid = get_task_pid(current, PIDTYPE_PID);
+
+	spin_lock(&a->lock);
+	swap(q->worker, pid);
+	spin_unlock(&a->lock);
+	put_pid(pid);
 }
 
 static const struct kobj_type vhost_queue_ktype = {
@@ -848,8 +1139,8 @@ static void vhost_admin_sysfs_del(struct vhost_dev *dev)
 }
 
 /*
- * The class device with its queues/ directories, announced (uevent) once
- * they are all there.
+ * The class device with its queues/ directories, not announced yet: the
+ * ADD uevent goes out once the device is published (vhost_admin_register).
  */
 static int vhost_admin_sysfs_add(struct vhost_dev *dev)
 {
@@ -889,14 +1180,13 @@ static int vhost_admin_sysfs_add(struct vhost_dev *dev)
 		}
 		q->dev = dev;
 		q->index = i;
+		vhost_work_init(&q->ident, vhost_admin_ident_work);
 		a->queues[i] = q;
 		ret = kobject_init_and_add(&q->kobj, &vhost_queue_ktype,
 					   a->queues_kobj, "vq%d", i);
 		if (ret)
 			goto err;
 	}
-	dev_set_uevent_suppress(cdev, false);
-	kobject_uevent(&cdev->kobj, KOBJ_ADD);
 	return 0;
 err:
 	vhost_admin_sysfs_del(dev);
@@ -950,6 +1240,9 @@ int vhost_admin_register(struct vhost_dev *dev,
 	}
 	/* The slot is reserved: storing allocates nothing and cannot fail. */
 	xa_store(&an->devs, a->id, dev, GFP_KERNEL);
+	/* Published: whoever the uevent wakes finds the device. */
+	dev_set_uevent_suppress(a->cdev, false);
+	kobject_uevent(&a->cdev->kobj, KOBJ_ADD);
 	vhost_nl_dev_notify(dev, VHOST_CMD_DEV_ADD_NTF);
 	return 0;
 
@@ -984,10 +1277,74 @@ void vhost_admin_unregister(struct vhost_dev *dev)
 	a->ops = NULL;
 	put_pid(a->owner);
 	a->owner = NULL;
+	/* No reader is left (the references went, sysfs is gone). */
+	kfree(rcu_replace_pointer(a->label, NULL, true));
 	put_net(a->net);
 	a->net = NULL;
 }
 EXPORT_SYMBOL_GPL(vhost_admin_unregister);
+
+/*
+ * Tell udev the device's owner, backend or label changed: a CHANGE uevent,
+ * whose properties (vhost_class_uevent()) say what they are now.  Sleeps
+ * and allocates; the caller holds the admin mutex, which orders the
+ * uevents of a device as its changes.
+ */
+static void vhost_admin_uevent_change(struct vhost_dev *dev)
+{
+	lockdep_assert_held(&dev->admin.mutex);
+	kobject_uevent(&dev->admin.cdev->kobj, KOBJ_CHANGE);
+}
+
+/*
+ * A new owner's workers: each queue's is recorded by a work queued on it
+ * (which the owner's VHOST_SET_OWNER flushes); with no owner, none.
+ */
+static void vhost_admin_workers(struct vhost_dev *dev, bool owned)
+{
+	struct vhost_admin *a = &dev->admin;
+	struct pid *pid;
+	int i;
+
+	lockdep_assert_held(&dev->mutex);
+	for (i = 0; i < dev->nvqs; i++) {
+		if (owned) {
+			vhost_vq_work_queue(dev->vqs[i], &a->queues[i]->ident);
+			continue;
+		}
+		spin_lock(&a->lock);
+		pid = a->queues[i]->worker;
+		a->queues[i]->worker = NULL;
+		spin_unlock(&a->lock);
+		put_pid(pid);
+	}
+}
+
+/**
+ * vhost_admin_set_label - give a device a label, or take it away
+ * @dev: a registered device
+ * @l: the label (vhost_admin_label_alloc()), which this takes, or NULL
+ *
+ * Return: whether the label changed.
+ *
+ * Context: the admin mutex held; sleeps.
+ */
+bool vhost_admin_set_label(struct vhost_dev *dev, struct vhost_admin_label *l)
+{
+	struct vhost_admin *a = &dev->admin;
+	struct vhost_admin_label *old;
+
+	lockdep_assert_held(&a->mutex);
+	old = rcu_dereference_protected(a->label, lockdep_is_held(&a->mutex));
+	if ((!old && !l) || (old && l && !strcmp(old->s, l->s))) {
+		kfree(l);
+		return false;
+	}
+	rcu_assign_pointer(a->label, l);
+	kfree_rcu(old, rcu);
+	vhost_admin_uevent_change(dev);
+	return true;
+}
 
 /**
  * vhost_admin_set_owner - record that the caller became the owner, or that
@@ -1017,6 +1374,10 @@ void vhost_admin_set_owner(struct vhost_dev *dev, bool owned)
 	swap(a->owner, pid);
 	spin_unlock(&a->lock);
 	put_pid(pid);
+	if (owned)
+		vhost_admin_apply_defaults(dev);
+	vhost_admin_workers(dev, owned);
+	vhost_admin_uevent_change(dev);
 	vhost_nl_dev_notify(dev, VHOST_CMD_DEV_CHANGE_NTF);
 	mutex_unlock(&a->mutex);
 }
@@ -1050,8 +1411,10 @@ void vhost_admin_set_backend(struct vhost_dev *dev, int ifindex,
 	WRITE_ONCE(a->backend_ifindex, ifindex);
 	WRITE_ONCE(a->backend_nsid, nsid);
 	spin_unlock(&a->lock);
-	if (changed)
+	if (changed) {
+		vhost_admin_uevent_change(dev);
 		vhost_nl_dev_notify(dev, VHOST_CMD_DEV_CHANGE_NTF);
+	}
 	mutex_unlock(&a->mutex);
 }
 EXPORT_SYMBOL_GPL(vhost_admin_set_backend);

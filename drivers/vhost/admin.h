@@ -124,14 +124,27 @@ struct vhost_tunables {
  *	device (it is freed with the device's owner) whether or not the
  *	tunable is then switched on.  Context: dev->mutex and the admin
  *	mutex held; sleeps killably.
+ * @zerocopy_capable: whether the device's backend can send zero-copy
+ *	(true while it has none; NULL: always).  Context: dev->mutex held.
  */
 struct vhost_admin_ops {
 	u32 type;
 	u32 (*queue_type)(unsigned int index);
 	int (*zerocopy_prepare)(struct vhost_dev *dev);
+	bool (*zerocopy_capable)(struct vhost_dev *dev);
 };
 
 struct vhost_admin_queue;
+
+/**
+ * struct vhost_admin_label - a device's label, replaced whole
+ * @rcu: freed after a grace period: readers do not lock
+ * @s: the label, NUL-terminated, not empty
+ */
+struct vhost_admin_label {
+	struct rcu_head rcu;
+	char s[];
+};
 
 /**
  * struct vhost_admin - admin state of a vhost device, in struct vhost_dev
@@ -145,9 +158,12 @@ struct vhost_admin_queue;
  * @refs: references of admin operations (lookups), plus one of the
  *	registry while the device is in it; vhost_admin_unregister() waits
  *	for them to go
- * @mutex: serialises changes of @tun, @owner and the backend
- * @lock: protects @owner, @backend_ifindex and @backend_nsid
+ * @mutex: serialises changes of @tun, @owner, the backend and @label
+ * @lock: protects @owner, @backend_ifindex, @backend_nsid and each queue's
+ *	worker (struct vhost_admin_queue)
  * @owner: thread group of the owner, or NULL
+ * @label: the label an administrator gave the device, or NULL; written
+ *	under @mutex, read under RCU
  * @net: network namespace the device belongs to, that of the process that
  *	opened it, for the device's whole life (reference held); its id is
  *	allocated there
@@ -174,6 +190,7 @@ struct vhost_admin {
 	struct mutex mutex;	/* serialises tun, owner, backend changes */
 	spinlock_t lock;	/* protects owner, backend_* */
 	struct pid *owner;
+	struct vhost_admin_label __rcu *label;
 	struct net *net;
 	int backend_ifindex;
 	int backend_nsid;

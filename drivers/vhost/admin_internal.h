@@ -22,7 +22,6 @@
  */
 struct vhost_dev *vhost_admin_get(struct net *net, u32 id);
 struct vhost_dev *vhost_admin_get_name(struct net *net, const char *name);
-struct vhost_dev *vhost_admin_get_backend(struct net *net, int ifindex);
 struct vhost_dev *vhost_admin_get_next(struct net *net, unsigned long *id);
 void vhost_admin_put(struct vhost_dev *dev);
 
@@ -40,8 +39,18 @@ void vhost_admin_queue_stats(struct vhost_dev *dev, unsigned int index,
 void vhost_admin_dev_stats(struct vhost_dev *dev, struct vhost_admin_stats *st);
 u32 vhost_admin_tunable(struct vhost_dev *dev, int attr);
 u32 vhost_admin_owner_pid(struct vhost_dev *dev);
+bool vhost_admin_owned_by(struct vhost_dev *dev, struct pid *pid);
+bool vhost_admin_label(struct vhost_dev *dev, char *buf);
+bool vhost_admin_label_is(struct vhost_dev *dev, const char *s);
+struct vhost_admin_label *vhost_admin_label_alloc(const char *s);
+bool vhost_admin_set_label(struct vhost_dev *dev, struct vhost_admin_label *l);
+bool vhost_admin_feeds(struct vhost_dev *dev, int ifindex);
+u32 vhost_admin_queue_worker(struct vhost_dev *dev, unsigned int index);
 int vhost_admin_backend(struct vhost_dev *dev, int *nsid, char *ifname);
 u32 vhost_admin_queue_busypoll(struct vhost_dev *dev, unsigned int index);
+int vhost_admin_prepare_tunables(struct vhost_dev *dev,
+				 const struct vhost_tunables *tun,
+				 struct netlink_ext_ack *extack);
 int vhost_admin_set_tunables(struct vhost_dev *dev,
 			     const struct vhost_tunables *tun,
 			     struct netlink_ext_ack *extack);
@@ -55,6 +64,34 @@ struct vhost_admin_policy {
 	u32 grants;
 	u32 busypoll_max;
 };
+
+/* A tunable (or the label): its VHOST_A_DEV_* attribute and its grant. */
+struct vhost_admin_tunable {
+	int attr;
+	u32 grant;
+};
+
+#define VHOST_ADMIN_NTUNABLES 5
+extern const struct vhost_admin_tunable
+	vhost_admin_tunables[VHOST_ADMIN_NTUNABLES];
+
+u32 vhost_tunables_get(const struct vhost_tunables *tun, int attr);
+void vhost_tunables_set(struct vhost_tunables *tun, int attr, u32 val);
+
+/**
+ * struct vhost_admin_defaults - what a device of a namespace gets with its
+ *	owner
+ * @set: bit VHOST_A_DEV_* of each tunable given a default
+ * @tun: the defaults of those
+ */
+struct vhost_admin_defaults {
+	u32 set;
+	struct vhost_tunables tun;
+};
+
+void vhost_admin_get_defaults(struct net *net, struct vhost_admin_defaults *d);
+void vhost_admin_set_defaults(struct net *net,
+			      const struct vhost_admin_defaults *d);
 
 bool vhost_admin_tenant(struct net *net);
 void vhost_admin_get_policy(struct net *net, struct vhost_admin_policy *pol);

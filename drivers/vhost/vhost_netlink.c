@@ -10,13 +10,16 @@
  * device and reading its owner and backend need CAP_NET_ADMIN over the
  * user namespace that owns that network namespace (dev-set's is declared
  * in the spec); the monitor group needs it to join (the notifications carry
- * the backend).  Unless that is CAP_NET_ADMIN in the initial user
+ * the backend); the watch group, for monitoring without it, gets them
+ * without the backend.  Unless that is CAP_NET_ADMIN in the initial user
  * namespace, dev-set changes only what the namespace's policy grants, which
  * only the host's administrators set (policy-set).  The permissions table
  * is in vhost-admin.rst.
  */
 #include <linux/if.h>
+#include <linux/log2.h>
 #include <linux/netdevice.h>
+#include <linux/pid.h>
 #include <net/genetlink.h>
 #include <net/netlink.h>
 #include <net/sock.h>
@@ -47,6 +50,15 @@ static int vhost_nl_put_backend(struct sk_buff *skb, struct vhost_dev *dev)
 	return 0;
 }
 
+static int vhost_nl_put_label(struct sk_buff *skb, struct vhost_dev *dev)
+{
+	char label[VHOST_LABEL_LEN_MAX + 1];
+
+	if (!vhost_admin_label(dev, label))
+		return 0;
+	return nla_put_string(skb, VHOST_A_DEV_LABEL, label);
+}
+
 /*
  * One device: identity and configuration.  owner: include the owner's pid
  * (requesters with the capability, never notifications); backend: include
@@ -75,6 +87,7 @@ static int vhost_nl_dev_fill(struct sk_buff *skb, struct vhost_dev *dev,
 			vhost_admin_tunable(dev, VHOST_A_DEV_ZCOPY_MIN_LEN)) ||
 	    nla_put_u32(skb, VHOST_A_DEV_METAMAP,
 			vhost_admin_tunable(dev, VHOST_A_DEV_METAMAP)) ||
+	    vhost_nl_put_label(skb, dev) ||
 	    (owner && nla_put_u32(skb, VHOST_A_DEV_OWNER_PID,
 				  vhost_admin_owner_pid(dev))) ||
 	    (backend && vhost_nl_put_backend(skb, dev))) {
@@ -86,115 +99,288 @@ static int vhost_nl_dev_fill(struct sk_buff *skb, struct vhost_dev *dev,
 }
 
 /*
- * A reference on the device one selector attribute (of type type) selects
- * in net, or an ERR_PTR with the extack set.
+ * Selecting devices.  A request names devices by id or name (one device),
+ * or by backend interface (every device that feeds it: the queue pairs of
+ * a multiqueue TAP), owner or label; with several selectors, the devices
+ * all of them select.  The backend and owner selectors need CAP_NET_ADMIN
+ * over the requester's network namespace, as reading them does.
  */
-static struct vhost_dev *vhost_nl_dev_select(struct sk_buff *skb,
-					     struct genl_info *info,
-					     struct net *net, int type,
-					     struct nlattr *attr)
-{
-	struct vhost_dev *dev;
-	struct net_device *nd;
-	int ifindex;
+enum {
+	VHOST_NL_SEL_ID,
+	VHOST_NL_SEL_NAME,
+	VHOST_NL_SEL_IFINDEX,
+	VHOST_NL_SEL_IFNAME,
+	VHOST_NL_SEL_OWNER,
+	VHOST_NL_SEL_LABEL,
+	VHOST_NL_NSEL,
+};
 
-	switch (type) {
-	case VHOST_A_DEV_ID:
-		dev = vhost_admin_get(net, nla_get_u32(attr));
-		break;
-	case VHOST_A_DEV_NAME:
-		dev = vhost_admin_get_name(net, nla_data(attr));
-		break;
-	default:
-		/* Which device feeds which interface is privileged. */
-		if (!vhost_nl_capable(skb, net)) {
-			NL_SET_ERR_MSG_ATTR(info->extack, attr,
-					    "CAP_NET_ADMIN over the network namespace required");
-			return ERR_PTR(-EPERM);
-		}
-		if (type == VHOST_A_DEV_BACKEND_IFINDEX) {
-			ifindex = nla_get_u32(attr);
-		} else {
-			rcu_read_lock();
-			nd = dev_get_by_name_rcu(net, nla_data(attr));
-			ifindex = nd ? nd->ifindex : 0;
-			rcu_read_unlock();
-		}
-		dev = vhost_admin_get_backend(net, ifindex);
-		if (IS_ERR(dev)) {
-			NL_SET_ERR_MSG_ATTR(info->extack, attr,
-					    "several devices feed this interface: select one by id");
-			return dev;
-		}
-		break;
-	}
-	if (!dev) {
-		NL_SET_ERR_MSG_ATTR(info->extack, attr, "device not found");
-		return ERR_PTR(-ENODEV);
-	}
-	return dev;
-}
+static const int vhost_nl_sel_attr[VHOST_NL_NSEL] = {
+	[VHOST_NL_SEL_ID] = VHOST_A_DEV_ID,
+	[VHOST_NL_SEL_NAME] = VHOST_A_DEV_NAME,
+	[VHOST_NL_SEL_IFINDEX] = VHOST_A_DEV_BACKEND_IFINDEX,
+	[VHOST_NL_SEL_IFNAME] = VHOST_A_DEV_BACKEND_IFNAME,
+	[VHOST_NL_SEL_OWNER] = VHOST_A_DEV_OWNER_PID,
+	[VHOST_NL_SEL_LABEL] = VHOST_A_DEV_MATCH_LABEL,
+};
+
+/**
+ * struct vhost_nl_sel - the selectors of a request
+ * @attr: each selector's attribute, NULL when not given
+ * @ifindex: the interface backend-ifname names now, 0 when none
+ * @owner: the process owner-pid names (a reference), NULL when none
+ * @n: how many selectors were given
+ */
+struct vhost_nl_sel {
+	struct nlattr *attr[VHOST_NL_NSEL];
+	int ifindex;
+	struct pid *owner;
+	unsigned int n;
+};
+
+/* The devices a request selected, each with a reference. */
+struct vhost_nl_devs {
+	struct vhost_dev **dev;
+	unsigned int n;
+};
 
 /*
- * A reference on the device a request selects: by id, name, backend
- * interface index or backend interface name (in the requester's namespace;
- * the backend selectors need CAP_NET_ADMIN there); when several are given
- * they must select the same device.  Sets the extack and returns an
- * ERR_PTR when there is none.
+ * The selectors of a request (tb); skb is the request, for the capability.
+ * Returns 0, or -EPERM with the extack set; vhost_nl_sel_release() after.
  */
-static struct vhost_dev *vhost_nl_dev_lookup(struct sk_buff *skb,
-					     struct genl_info *info)
+static int vhost_nl_sel_parse(struct sk_buff *skb, struct nlattr **tb,
+			      struct net *net, struct netlink_ext_ack *extack,
+			      struct vhost_nl_sel *sel)
 {
-	static const int sel[] = {
-		VHOST_A_DEV_ID, VHOST_A_DEV_NAME, VHOST_A_DEV_BACKEND_IFINDEX,
-		VHOST_A_DEV_BACKEND_IFNAME,
-	};
-	struct net *net = genl_info_net(info);
-	struct vhost_dev *dev = NULL, *d;
+	struct net_device *nd;
 	int i;
 
-	for (i = 0; i < ARRAY_SIZE(sel); i++) {
-		struct nlattr *attr = info->attrs[sel[i]];
+	memset(sel, 0, sizeof(*sel));
+	for (i = 0; i < VHOST_NL_NSEL; i++) {
+		struct nlattr *attr = tb[vhost_nl_sel_attr[i]];
 
 		if (!attr)
 			continue;
-		d = vhost_nl_dev_select(skb, info, net, sel[i], attr);
-		if (IS_ERR(d) || (dev && d != dev)) {
-			if (!IS_ERR(d)) {
-				vhost_admin_put(d);
-				NL_SET_ERR_MSG_ATTR(info->extack, attr,
-						    "the device selectors do not agree");
-				d = ERR_PTR(-EINVAL);
-			}
-			if (dev)
-				vhost_admin_put(dev);
-			return d;
+		/* Which device feeds what, or whose it is, is privileged. */
+		if ((i == VHOST_NL_SEL_IFINDEX || i == VHOST_NL_SEL_IFNAME ||
+		     i == VHOST_NL_SEL_OWNER) && !vhost_nl_capable(skb, net)) {
+			NL_SET_ERR_MSG_ATTR(extack, attr,
+					    "CAP_NET_ADMIN over the network namespace required");
+			return -EPERM;
 		}
-		if (dev)
-			vhost_admin_put(d);
-		dev = d;
+		sel->attr[i] = attr;
+		sel->n++;
 	}
+	if (sel->attr[VHOST_NL_SEL_IFNAME]) {
+		rcu_read_lock();
+		nd = dev_get_by_name_rcu(net,
+					 nla_data(sel->attr[VHOST_NL_SEL_IFNAME]));
+		sel->ifindex = nd ? nd->ifindex : 0;
+		rcu_read_unlock();
+	}
+	/* In the requester's pid namespace; a pid of 0 is nobody's. */
+	if (sel->attr[VHOST_NL_SEL_OWNER])
+		sel->owner = find_get_pid(nla_get_u32(sel->attr[VHOST_NL_SEL_OWNER]));
+	return 0;
+}
+
+static void vhost_nl_sel_release(struct vhost_nl_sel *sel)
+{
+	put_pid(sel->owner);
+}
+
+/* Whether selector i (given) selects dev. */
+static bool vhost_nl_sel_match(struct vhost_dev *dev,
+			       const struct vhost_nl_sel *sel, int i)
+{
+	const struct nlattr *attr = sel->attr[i];
+
+	switch (i) {
+	case VHOST_NL_SEL_ID:
+		return dev->admin.id == nla_get_u32(attr);
+	case VHOST_NL_SEL_NAME:
+		return !strcmp(dev->admin.name, nla_data(attr));
+	case VHOST_NL_SEL_IFINDEX:
+		return vhost_admin_feeds(dev, nla_get_u32(attr));
+	case VHOST_NL_SEL_IFNAME:
+		return vhost_admin_feeds(dev, sel->ifindex);
+	case VHOST_NL_SEL_OWNER:
+		return sel->owner && vhost_admin_owned_by(dev, sel->owner);
+	default:
+		return vhost_admin_label_is(dev, nla_data(attr));
+	}
+}
+
+/* Whether every given selector selects dev. */
+static bool vhost_nl_sel_all(struct vhost_dev *dev,
+			     const struct vhost_nl_sel *sel)
+{
+	int i;
+
+	for (i = 0; i < VHOST_NL_NSEL; i++)
+		if (sel->attr[i] && !vhost_nl_sel_match(dev, sel, i))
+			return false;
+	return true;
+}
+
+static void vhost_nl_devs_put(struct vhost_nl_devs *devs)
+{
+	while (devs->n)
+		vhost_admin_put(devs->dev[--devs->n]);
+	kfree(devs->dev);
+	devs->dev = NULL;
+}
+
+/* Add dev (a reference, which this takes) to devs: 0 or -ENOMEM. */
+static int vhost_nl_devs_add(struct vhost_nl_devs *devs, struct vhost_dev *dev)
+{
+	struct vhost_dev **d;
+
+	if (is_power_of_2(devs->n + 1)) {
+		d = krealloc_array(devs->dev, (devs->n + 1) * 2, sizeof(*d),
+				   GFP_KERNEL);
+		if (!d) {
+			vhost_admin_put(dev);
+			return -ENOMEM;
+		}
+		devs->dev = d;
+	}
+	devs->dev[devs->n++] = dev;
+	return 0;
+}
+
+/*
+ * The one device an id or name selects, if it agrees with every other
+ * selector: 0, or -ENODEV / -EINVAL with the extack set.
+ */
+static int vhost_nl_select_one(struct net *net, const struct vhost_nl_sel *sel,
+			       struct netlink_ext_ack *extack,
+			       struct vhost_nl_devs *devs)
+{
+	struct nlattr *by = sel->attr[VHOST_NL_SEL_ID];
+	struct vhost_dev *dev;
+	int i;
+
+	if (by)
+		dev = vhost_admin_get(net, nla_get_u32(by));
+	else
+		dev = vhost_admin_get_name(net,
+					   nla_data(sel->attr[VHOST_NL_SEL_NAME]));
 	if (!dev) {
-		NL_SET_ERR_MSG(info->extack,
-			       "device id, name or backend interface required");
-		return ERR_PTR(-EINVAL);
+		NL_SET_ERR_MSG_ATTR(extack, by ?: sel->attr[VHOST_NL_SEL_NAME],
+				    "device not found");
+		return -ENODEV;
 	}
-	return dev;
+	for (i = 0; i < VHOST_NL_NSEL; i++) {
+		if (sel->attr[i] && !vhost_nl_sel_match(dev, sel, i)) {
+			vhost_admin_put(dev);
+			NL_SET_ERR_MSG_ATTR(extack, sel->attr[i],
+					    "the device selectors do not agree");
+			return -EINVAL;
+		}
+	}
+	return vhost_nl_devs_add(devs, dev);
+}
+
+/*
+ * The devices selected by backend, owner or label: every device of the
+ * namespace is looked at, each under a reference of its own, no lock
+ * held across them.  None: -ENODEV pointing at a selector that selects
+ * nothing by itself, else -EINVAL (they select nothing together).
+ */
+static int vhost_nl_select_many(struct net *net, const struct vhost_nl_sel *sel,
+				struct netlink_ext_ack *extack,
+				struct vhost_nl_devs *devs)
+{
+	bool seen[VHOST_NL_NSEL] = {};
+	struct vhost_dev *dev;
+	unsigned long id = 0;
+	int i, err;
+
+	while ((dev = vhost_admin_get_next(net, &id))) {
+		bool all = true;
+
+		id++;
+		for (i = 0; i < VHOST_NL_NSEL; i++) {
+			if (!sel->attr[i])
+				continue;
+			if (vhost_nl_sel_match(dev, sel, i))
+				seen[i] = true;
+			else
+				all = false;
+		}
+		if (!all) {
+			vhost_admin_put(dev);
+			continue;
+		}
+		err = vhost_nl_devs_add(devs, dev);
+		if (err)
+			return err;
+	}
+	if (devs->n)
+		return 0;
+	for (i = 0; i < VHOST_NL_NSEL; i++) {
+		if (sel->attr[i] && !seen[i]) {
+			NL_SET_ERR_MSG_ATTR(extack, sel->attr[i],
+					    "device not found");
+			return -ENODEV;
+		}
+	}
+	NL_SET_ERR_MSG(extack, "no device matches all the selectors");
+	return -EINVAL;
+}
+
+/*
+ * References on the devices a request selects (vhost_nl_devs_put()
+ * after): at least one, or an error with the extack set.
+ */
+static int vhost_nl_select(struct sk_buff *skb, struct genl_info *info,
+			   struct vhost_nl_devs *devs)
+{
+	struct net *net = genl_info_net(info);
+	struct vhost_nl_sel sel;
+	int err;
+
+	memset(devs, 0, sizeof(*devs));
+	err = vhost_nl_sel_parse(skb, info->attrs, net, info->extack, &sel);
+	if (err)
+		return err;
+	if (!sel.n) {
+		NL_SET_ERR_MSG(info->extack,
+			       "device id, name, backend interface, owner or label required");
+		NL_SET_ERR_ATTR_MISS(info->extack, NULL, VHOST_A_DEV_ID);
+		err = -EINVAL;
+	} else if (sel.attr[VHOST_NL_SEL_ID] || sel.attr[VHOST_NL_SEL_NAME]) {
+		err = vhost_nl_select_one(net, &sel, info->extack, devs);
+	} else {
+		err = vhost_nl_select_many(net, &sel, info->extack, devs);
+	}
+	vhost_nl_sel_release(&sel);
+	if (err)
+		vhost_nl_devs_put(devs);
+	return err;
 }
 
 int vhost_nl_dev_get_doit(struct sk_buff *skb, struct genl_info *info)
 {
 	bool priv = vhost_nl_capable(skb, genl_info_net(info));
-	struct vhost_dev *dev;
+	struct vhost_nl_devs devs;
 	struct sk_buff *rsp;
 	int err;
 
-	dev = vhost_nl_dev_lookup(skb, info);
-	if (IS_ERR(dev))
-		return PTR_ERR(dev);
+	err = vhost_nl_select(skb, info, &devs);
+	if (err)
+		return err;
+	if (devs.n > 1) {
+		NL_SET_ERR_MSG(info->extack,
+			       "several devices match: select one by id, or dump with these selectors");
+		vhost_nl_devs_put(&devs);
+		return -EINVAL;
+	}
 	rsp = genlmsg_new(GENLMSG_DEFAULT_SIZE, GFP_KERNEL);
-	err = rsp ? vhost_nl_dev_fill(rsp, dev, info, priv, priv) : -ENOMEM;
-	vhost_admin_put(dev);
+	err = rsp ? vhost_nl_dev_fill(rsp, devs.dev[0], info, priv, priv) :
+		    -ENOMEM;
+	vhost_nl_devs_put(&devs);
 	if (err) {
 		nlmsg_free(rsp);
 		return err;
@@ -246,36 +432,33 @@ static void vhost_nl_dump_done(struct vhost_dev *dev,
 	ctx->queue = 0;
 }
 
+/* Every device, or those the backend, owner or label filters select. */
 int vhost_nl_dev_get_dumpit(struct sk_buff *skb, struct netlink_callback *cb)
 {
+	const struct genl_info *info = genl_info_dump(cb);
 	struct vhost_nl_dump_ctx *ctx = vhost_nl_dump_ctx(cb);
 	struct net *net = sock_net(skb->sk);
 	bool priv = vhost_nl_capable(cb->skb, net);
+	struct vhost_nl_sel sel;
 	struct vhost_dev *dev;
 	int err;
 
+	err = vhost_nl_sel_parse(cb->skb, info->attrs, net, cb->extack, &sel);
+	if (err)
+		return err;
 	while ((dev = vhost_nl_dump_next(net, ctx, NULL))) {
-		err = vhost_nl_dev_fill(skb, dev, genl_info_dump(cb), priv,
-					priv);
-		if (err) {
-			vhost_admin_put(dev);
-			return err;
+		if (vhost_nl_sel_all(dev, &sel)) {
+			err = vhost_nl_dev_fill(skb, dev, info, priv, priv);
+			if (err) {
+				vhost_admin_put(dev);
+				break;
+			}
 		}
 		vhost_nl_dump_done(dev, ctx);
 	}
-	return 0;
+	vhost_nl_sel_release(&sel);
+	return err;
 }
-
-/* The tunables of dev-set: their attributes and grants. */
-static const struct {
-	int attr;
-	u32 grant;
-} vhost_nl_tunables[] = {
-	{ VHOST_A_DEV_ADMIN_BUSYPOLL_US, VHOST_TUNABLE_ADMIN_BUSYPOLL_US },
-	{ VHOST_A_DEV_ZEROCOPY, VHOST_TUNABLE_ZEROCOPY },
-	{ VHOST_A_DEV_ZCOPY_MIN_LEN, VHOST_TUNABLE_ZCOPY_MIN_LEN },
-	{ VHOST_A_DEV_METAMAP, VHOST_TUNABLE_METAMAP },
-};
 
 #define VHOST_NL_NOT_GRANTED \
 	" not granted to this network namespace by the host's vhost policy"
@@ -300,9 +483,13 @@ static void vhost_nl_not_granted(struct netlink_ext_ack *extack,
 		NL_SET_ERR_MSG_ATTR(extack, attr,
 				    "zcopy-min-len" VHOST_NL_NOT_GRANTED);
 		break;
-	default:
+	case VHOST_A_DEV_METAMAP:
 		NL_SET_ERR_MSG_ATTR(extack, attr,
 				    "metamap" VHOST_NL_NOT_GRANTED);
+		break;
+	default:
+		NL_SET_ERR_MSG_ATTR(extack, attr,
+				    "label" VHOST_NL_NOT_GRANTED);
 		break;
 	}
 }
@@ -314,27 +501,26 @@ static void vhost_nl_not_granted(struct netlink_ext_ack *extack,
  * Returns 0 or -EPERM with the extack set.
  */
 static int vhost_nl_dev_set_allowed(struct sk_buff *skb,
-				    struct genl_info *info, struct net *net)
+				    struct genl_info *info, struct net *net,
+				    int ntunables)
 {
+	struct nlattr *busypoll = info->attrs[VHOST_A_DEV_ADMIN_BUSYPOLL_US];
 	struct vhost_admin_policy pol;
-	struct nlattr **tb = info->attrs;
 	int i;
 
 	if (netlink_capable(skb, CAP_NET_ADMIN))
 		return 0;
 	vhost_admin_get_policy(net, &pol);
-	for (i = 0; i < ARRAY_SIZE(vhost_nl_tunables); i++) {
-		struct nlattr *attr = tb[vhost_nl_tunables[i].attr];
+	for (i = 0; i < ntunables; i++) {
+		struct nlattr *attr = info->attrs[vhost_admin_tunables[i].attr];
 
-		if (attr && !(pol.grants & vhost_nl_tunables[i].grant)) {
+		if (attr && !(pol.grants & vhost_admin_tunables[i].grant)) {
 			vhost_nl_not_granted(info->extack, attr);
 			return -EPERM;
 		}
 	}
-	if (tb[VHOST_A_DEV_ADMIN_BUSYPOLL_US] &&
-	    nla_get_u32(tb[VHOST_A_DEV_ADMIN_BUSYPOLL_US]) > pol.busypoll_max) {
-		NL_SET_ERR_MSG_ATTR_FMT(info->extack,
-					tb[VHOST_A_DEV_ADMIN_BUSYPOLL_US],
+	if (busypoll && nla_get_u32(busypoll) > pol.busypoll_max) {
+		NL_SET_ERR_MSG_ATTR_FMT(info->extack, busypoll,
 					"admin-busypoll-us above %u, the bound of the host's vhost policy here",
 					pol.busypoll_max);
 		return -EPERM;
@@ -342,69 +528,149 @@ static int vhost_nl_dev_set_allowed(struct sk_buff *skb,
 	return 0;
 }
 
-int vhost_nl_dev_set_doit(struct sk_buff *skb, struct genl_info *info)
+/* The request's tunables over the device's (tun, a copy of them). */
+static void vhost_nl_tunables_apply(struct nlattr **tb,
+				    struct vhost_tunables *tun)
 {
-	struct net *net = genl_info_net(info);
-	struct nlattr **tb = info->attrs;
-	struct vhost_tunables tun;
-	struct vhost_dev *dev;
-	bool any = false, dev_lock;
-	int i, err;
-
-	for (i = 0; i < ARRAY_SIZE(vhost_nl_tunables); i++)
-		any |= !!tb[vhost_nl_tunables[i].attr];
-	if (!any) {
-		NL_SET_ERR_MSG(info->extack, "no tunable to set");
-		return -EINVAL;
-	}
-	err = vhost_nl_dev_set_allowed(skb, info, net);
-	if (err)
-		return err;
-	dev = vhost_nl_dev_lookup(skb, info);
-	if (IS_ERR(dev))
-		return PTR_ERR(dev);
-	/*
-	 * Lock order in admin.h; switching the map or zero-copy needs
-	 * dev->mutex.  A worker stalled in the device may keep these for
-	 * long: the waits end on a fatal signal.
-	 */
-	dev_lock = tb[VHOST_A_DEV_METAMAP] || tb[VHOST_A_DEV_ZEROCOPY];
-	err = -EINTR;
-	if (dev_lock && mutex_lock_killable(&dev->mutex))
-		goto out_put;
-	if (mutex_lock_killable(&dev->admin.mutex))
-		goto out_unlock_dev;
 	/* The policy checked every range. */
-	tun = dev->admin.tun;
 	if (tb[VHOST_A_DEV_ADMIN_BUSYPOLL_US])
-		tun.busypoll_us =
+		tun->busypoll_us =
 			nla_get_u32(tb[VHOST_A_DEV_ADMIN_BUSYPOLL_US]);
 	if (tb[VHOST_A_DEV_ZEROCOPY])
-		tun.zerocopy = nla_get_u32(tb[VHOST_A_DEV_ZEROCOPY]);
+		tun->zerocopy = nla_get_u32(tb[VHOST_A_DEV_ZEROCOPY]);
 	if (tb[VHOST_A_DEV_ZCOPY_MIN_LEN])
-		tun.zcopy_min_len = nla_get_u32(tb[VHOST_A_DEV_ZCOPY_MIN_LEN]);
+		tun->zcopy_min_len = nla_get_u32(tb[VHOST_A_DEV_ZCOPY_MIN_LEN]);
 	if (tb[VHOST_A_DEV_METAMAP])
-		tun.metamap = nla_get_u32(tb[VHOST_A_DEV_METAMAP]);
-	if (!memcmp(&tun, &dev->admin.tun, sizeof(tun))) {
-		err = 0;
-	} else {
-		err = vhost_admin_set_tunables(dev, &tun, info->extack);
-		if (!err)
-			vhost_nl_dev_notify(dev, VHOST_CMD_DEV_CHANGE_NTF);
+		tun->metamap = nla_get_u32(tb[VHOST_A_DEV_METAMAP]);
+}
+
+/* Field by field: the struct has padding. */
+static bool vhost_nl_tunables_equal(const struct vhost_tunables *a,
+				    const struct vhost_tunables *b)
+{
+	return a->busypoll_us == b->busypoll_us &&
+	       a->zcopy_min_len == b->zcopy_min_len &&
+	       a->zerocopy == b->zerocopy && a->metamap == b->metamap;
+}
+
+/*
+ * dev-set on one device: prepare (everything that can refuse the values
+ * or fail for want of memory; nothing changes), or apply (tunables and
+ * label, which *label gives and this takes).  Lock order in admin.h;
+ * switching the map or zero-copy needs dev->mutex.  A worker stalled in
+ * the device may keep these for long: the waits end on a fatal signal.
+ */
+static int vhost_nl_dev_set_one(struct vhost_dev *dev, struct genl_info *info,
+				bool prepare, struct vhost_admin_label **label)
+{
+	struct nlattr **tb = info->attrs;
+	struct vhost_tunables tun;
+	bool dev_lock, changed;
+	int err = -EINTR;
+
+	dev_lock = tb[VHOST_A_DEV_METAMAP] || tb[VHOST_A_DEV_ZEROCOPY];
+	if (dev_lock && mutex_lock_killable(&dev->mutex))
+		return -EINTR;
+	if (mutex_lock_killable(&dev->admin.mutex))
+		goto out_unlock_dev;
+	tun = dev->admin.tun;
+	vhost_nl_tunables_apply(tb, &tun);
+	if (prepare) {
+		err = vhost_admin_prepare_tunables(dev, &tun, info->extack);
+		goto out_unlock;
 	}
+	err = 0;
+	changed = !vhost_nl_tunables_equal(&tun, &dev->admin.tun);
+	if (changed)
+		err = vhost_admin_set_tunables(dev, &tun, info->extack);
+	if (!err && tb[VHOST_A_DEV_LABEL]) {
+		changed |= vhost_admin_set_label(dev, *label);
+		*label = NULL;
+	}
+	if (!err && changed)
+		vhost_nl_dev_notify(dev, VHOST_CMD_DEV_CHANGE_NTF);
+	/* dev->mutex is held: tb[VHOST_A_DEV_ZEROCOPY] is dev_lock's */
+	if (!err && tun.zerocopy && tb[VHOST_A_DEV_ZEROCOPY] &&
+	    dev->admin.ops->zerocopy_capable &&
+	    !dev->admin.ops->zerocopy_capable(dev))
+		NL_SET_ERR_MSG_ATTR(info->extack, tb[VHOST_A_DEV_ZEROCOPY],
+				    "zero-copy is on, but the backend cannot send zero-copy: its packets are copied");
+out_unlock:
 	mutex_unlock(&dev->admin.mutex);
 out_unlock_dev:
 	if (dev_lock)
 		mutex_unlock(&dev->mutex);
-out_put:
-	vhost_admin_put(dev);
 	return err;
 }
 
-int vhost_nl_policy_get_doit(struct sk_buff *skb, struct genl_info *info)
+/* The new label for each of n devices (NULL entries: none). */
+static struct vhost_admin_label **
+vhost_nl_labels_alloc(const struct nlattr *attr, unsigned int n)
+{
+	struct vhost_admin_label **l;
+	unsigned int i;
+
+	l = kcalloc(n, sizeof(*l), GFP_KERNEL);
+	for (i = 0; l && attr && i < n; i++) {
+		l[i] = vhost_admin_label_alloc(nla_data(attr));
+		if (IS_ERR(l[i])) {
+			while (i--)
+				kfree(l[i]);
+			kfree(l);
+			return NULL;
+		}
+	}
+	return l;
+}
+
+/*
+ * All or nothing over several devices: each is prepared in turn, which
+ * refuses what any of them would refuse and allocates what any needs,
+ * before the first is changed.  Then each is changed, which can fail only
+ * when the requester is being killed.
+ */
+int vhost_nl_dev_set_doit(struct sk_buff *skb, struct genl_info *info)
 {
 	struct net *net = genl_info_net(info);
-	struct vhost_admin_policy pol;
+	struct nlattr **tb = info->attrs;
+	struct vhost_admin_label **labels;
+	struct vhost_nl_devs devs;
+	unsigned int i;
+	bool any = false;
+	int err;
+
+	for (i = 0; i < VHOST_ADMIN_NTUNABLES; i++)
+		any |= !!tb[vhost_admin_tunables[i].attr];
+	if (!any) {
+		NL_SET_ERR_MSG(info->extack, "no tunable or label to set");
+		return -EINVAL;
+	}
+	err = vhost_nl_dev_set_allowed(skb, info, net, VHOST_ADMIN_NTUNABLES);
+	if (err)
+		return err;
+	err = vhost_nl_select(skb, info, &devs);
+	if (err)
+		return err;
+	labels = vhost_nl_labels_alloc(tb[VHOST_A_DEV_LABEL], devs.n);
+	if (!labels) {
+		vhost_nl_devs_put(&devs);
+		return -ENOMEM;
+	}
+	for (i = 0; devs.n > 1 && i < devs.n && !err; i++)
+		err = vhost_nl_dev_set_one(devs.dev[i], info, true, NULL);
+	for (i = 0; i < devs.n && !err; i++)
+		err = vhost_nl_dev_set_one(devs.dev[i], info, false, &labels[i]);
+	for (i = 0; i < devs.n; i++)
+		kfree(labels[i]);
+	kfree(labels);
+	vhost_nl_devs_put(&devs);
+	return err;
+}
+
+/* The reply of a do about the namespace, its attributes put by fill. */
+static int vhost_nl_ns_reply(struct genl_info *info,
+			     int (*fill)(struct sk_buff *rsp, struct net *net))
+{
 	struct sk_buff *rsp;
 	void *hdr;
 
@@ -412,18 +678,87 @@ int vhost_nl_policy_get_doit(struct sk_buff *skb, struct genl_info *info)
 	if (!rsp)
 		return -ENOMEM;
 	hdr = genlmsg_iput(rsp, info);
-	if (!hdr)
-		goto err;
+	if (!hdr || fill(rsp, genl_info_net(info))) {
+		nlmsg_free(rsp);
+		return -EMSGSIZE;
+	}
+	genlmsg_end(rsp, hdr);
+	return genlmsg_reply(rsp, info);
+}
+
+static int vhost_nl_defaults_fill(struct sk_buff *rsp, struct net *net)
+{
+	struct vhost_admin_defaults d;
+	int i, attr;
+
+	vhost_admin_get_defaults(net, &d);
+	for (i = 0; i < VHOST_ADMIN_NTUNABLES; i++) {
+		attr = vhost_admin_tunables[i].attr;
+		if ((d.set & BIT(attr)) &&
+		    nla_put_u32(rsp, attr, vhost_tunables_get(&d.tun, attr)))
+			return -EMSGSIZE;
+	}
+	return 0;
+}
+
+int vhost_nl_defaults_get_doit(struct sk_buff *skb, struct genl_info *info)
+{
+	return vhost_nl_ns_reply(info, vhost_nl_defaults_fill);
+}
+
+/*
+ * What a device gets with its owner, set by whoever may set those
+ * tunables on the namespace's devices (the op's uns-admin-perm, then the
+ * policy, as dev-set).
+ */
+int vhost_nl_defaults_set_doit(struct sk_buff *skb, struct genl_info *info)
+{
+	struct net *net = genl_info_net(info);
+	struct vhost_admin_defaults d = {};
+	struct nlattr *attr;
+	int i, err;
+
+	/* The label, last, is no default (nor in the op's attributes). */
+	for (i = 0; i < VHOST_ADMIN_NTUNABLES - 1; i++) {
+		attr = info->attrs[vhost_admin_tunables[i].attr];
+		if (!attr)
+			continue;
+		d.set |= BIT(nla_type(attr));
+		vhost_tunables_set(&d.tun, nla_type(attr), nla_get_u32(attr));
+	}
+	if (!d.set) {
+		NL_SET_ERR_MSG(info->extack, "no default to set");
+		return -EINVAL;
+	}
+	if (d.tun.metamap != VHOST_METAMAP_MODE_OFF &&
+	    !IS_ENABLED(CONFIG_VHOST_METAMAP)) {
+		NL_SET_ERR_MSG_ATTR(info->extack,
+				    info->attrs[VHOST_A_DEV_METAMAP],
+				    "kernel built without the metadata direct map and read-ahead");
+		return -EOPNOTSUPP;
+	}
+	err = vhost_nl_dev_set_allowed(skb, info, net,
+				       VHOST_ADMIN_NTUNABLES - 1);
+	if (!err)
+		vhost_admin_set_defaults(net, &d);
+	return err;
+}
+
+static int vhost_nl_policy_fill(struct sk_buff *rsp, struct net *net)
+{
+	struct vhost_admin_policy pol;
+
 	vhost_admin_get_policy(net, &pol);
 	if (nla_put_uint(rsp, VHOST_A_POLICY_GRANTS, pol.grants) ||
 	    nla_put_u32(rsp, VHOST_A_POLICY_BUSYPOLL_US_MAX, pol.busypoll_max) ||
 	    nla_put_u32(rsp, VHOST_A_POLICY_TENANT, vhost_admin_tenant(net)))
-		goto err;
-	genlmsg_end(rsp, hdr);
-	return genlmsg_reply(rsp, info);
-err:
-	nlmsg_free(rsp);
-	return -EMSGSIZE;
+		return -EMSGSIZE;
+	return 0;
+}
+
+int vhost_nl_policy_get_doit(struct sk_buff *skb, struct genl_info *info)
+{
+	return vhost_nl_ns_reply(info, vhost_nl_policy_fill);
 }
 
 /* Only the host's administrators get here (admin-perm in the spec). */
@@ -455,6 +790,7 @@ static int vhost_nl_queue_fill(struct sk_buff *skb, struct vhost_dev *dev,
 			       unsigned int index, const struct genl_info *info)
 {
 	struct vhost_virtqueue *vq = dev->vqs[index];
+	u32 worker = vhost_admin_queue_worker(dev, index);
 	void *hdr;
 
 	hdr = genlmsg_iput(skb, info);
@@ -470,7 +806,8 @@ static int vhost_nl_queue_fill(struct sk_buff *skb, struct vhost_dev *dev,
 	    nla_put_u32(skb, VHOST_A_QUEUE_BUSYPOLL_US,
 			vhost_admin_queue_busypoll(dev, index)) ||
 	    nla_put_u32(skb, VHOST_A_QUEUE_METAMAP_VALID,
-			vhost_metamap_valid(vq))) {
+			vhost_metamap_valid(vq)) ||
+	    (worker && nla_put_u32(skb, VHOST_A_QUEUE_WORKER_PID, worker))) {
 		genlmsg_cancel(skb, hdr);
 		return -EMSGSIZE;
 	}
@@ -631,29 +968,38 @@ int vhost_nl_stats_get_dumpit(struct sk_buff *skb, struct netlink_callback *cb)
 	return 0;
 }
 
-/*
- * Tell the monitor group of the device's namespace about dev (identity,
- * configuration, backend; not the owner's pid, which means something else
- * in every pid namespace).  Only when someone listens there.
- */
-void vhost_nl_dev_notify(struct vhost_dev *dev, u32 cmd)
+/* One notification to group of net: about dev, with the backend or not. */
+static void vhost_nl_dev_notify_grp(struct vhost_dev *dev, u32 cmd,
+				    unsigned int group, bool backend)
 {
 	struct net *net = dev->admin.net;
 	struct genl_info info;
 	struct sk_buff *ntf;
 
-	if (!genl_has_listeners(&vhost_nl_family, net, VHOST_NLGRP_MONITOR))
+	if (!genl_has_listeners(&vhost_nl_family, net, group))
 		return;
 	genl_info_init_ntf(&info, &vhost_nl_family, cmd);
 	ntf = genlmsg_new(GENLMSG_DEFAULT_SIZE, GFP_KERNEL);
 	if (!ntf)
 		return;
-	if (vhost_nl_dev_fill(ntf, dev, &info, false, true)) {
+	if (vhost_nl_dev_fill(ntf, dev, &info, false, backend)) {
 		nlmsg_free(ntf);
 		return;
 	}
-	genlmsg_multicast_netns(&vhost_nl_family, net, ntf, 0,
-				VHOST_NLGRP_MONITOR, GFP_KERNEL);
+	genlmsg_multicast_netns(&vhost_nl_family, net, ntf, 0, group,
+				GFP_KERNEL);
+}
+
+/*
+ * Tell the groups of the device's namespace about dev: monitor (joined
+ * with CAP_NET_ADMIN over it) with the backend, watch (anyone) without;
+ * neither the owner's pid, which means something else in every pid
+ * namespace.  Only where someone listens.
+ */
+void vhost_nl_dev_notify(struct vhost_dev *dev, u32 cmd)
+{
+	vhost_nl_dev_notify_grp(dev, cmd, VHOST_NLGRP_MONITOR, true);
+	vhost_nl_dev_notify_grp(dev, cmd, VHOST_NLGRP_WATCH, false);
 }
 
 int vhost_nl_init(void)

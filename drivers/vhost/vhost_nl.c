@@ -25,15 +25,25 @@ static const struct netlink_range_validation vhost_a_policy_busypoll_us_max_rang
 };
 
 /* VHOST_CMD_DEV_GET - do */
-static const struct nla_policy vhost_dev_get_nl_policy[VHOST_A_DEV_BACKEND_IFNAME + 1] = {
+static const struct nla_policy vhost_dev_get_do_nl_policy[VHOST_A_DEV_MATCH_LABEL + 1] = {
 	[VHOST_A_DEV_ID] = { .type = NLA_U32, },
 	[VHOST_A_DEV_NAME] = { .type = NLA_NUL_STRING, .len = 15, },
 	[VHOST_A_DEV_BACKEND_IFINDEX] = { .type = NLA_U32, },
 	[VHOST_A_DEV_BACKEND_IFNAME] = { .type = NLA_NUL_STRING, .len = 15, },
+	[VHOST_A_DEV_OWNER_PID] = { .type = NLA_U32, },
+	[VHOST_A_DEV_MATCH_LABEL] = { .type = NLA_NUL_STRING, .len = VHOST_LABEL_LEN_MAX, },
+};
+
+/* VHOST_CMD_DEV_GET - dump */
+static const struct nla_policy vhost_dev_get_dump_nl_policy[VHOST_A_DEV_MATCH_LABEL + 1] = {
+	[VHOST_A_DEV_BACKEND_IFINDEX] = { .type = NLA_U32, },
+	[VHOST_A_DEV_BACKEND_IFNAME] = { .type = NLA_NUL_STRING, .len = 15, },
+	[VHOST_A_DEV_OWNER_PID] = { .type = NLA_U32, },
+	[VHOST_A_DEV_MATCH_LABEL] = { .type = NLA_NUL_STRING, .len = VHOST_LABEL_LEN_MAX, },
 };
 
 /* VHOST_CMD_DEV_SET - do */
-static const struct nla_policy vhost_dev_set_nl_policy[VHOST_A_DEV_METAMAP + 1] = {
+static const struct nla_policy vhost_dev_set_nl_policy[VHOST_A_DEV_MATCH_LABEL + 1] = {
 	[VHOST_A_DEV_ID] = { .type = NLA_U32, },
 	[VHOST_A_DEV_NAME] = { .type = NLA_NUL_STRING, .len = 15, },
 	[VHOST_A_DEV_BACKEND_IFINDEX] = { .type = NLA_U32, },
@@ -42,6 +52,9 @@ static const struct nla_policy vhost_dev_set_nl_policy[VHOST_A_DEV_METAMAP + 1] 
 	[VHOST_A_DEV_ZEROCOPY] = NLA_POLICY_MAX(NLA_U32, 1),
 	[VHOST_A_DEV_ZCOPY_MIN_LEN] = NLA_POLICY_FULL_RANGE(NLA_U32, &vhost_a_dev_zcopy_min_len_range),
 	[VHOST_A_DEV_METAMAP] = NLA_POLICY_MAX(NLA_U32, 2),
+	[VHOST_A_DEV_OWNER_PID] = { .type = NLA_U32, },
+	[VHOST_A_DEV_MATCH_LABEL] = { .type = NLA_NUL_STRING, .len = VHOST_LABEL_LEN_MAX, },
+	[VHOST_A_DEV_LABEL] = { .type = NLA_NUL_STRING, .len = VHOST_LABEL_LEN_MAX, },
 };
 
 /* VHOST_CMD_QUEUE_GET - do */
@@ -63,8 +76,16 @@ static const struct nla_policy vhost_stats_get_nl_policy[VHOST_A_STATS_SCOPE + 1
 
 /* VHOST_CMD_POLICY_SET - do */
 static const struct nla_policy vhost_policy_set_nl_policy[VHOST_A_POLICY_BUSYPOLL_US_MAX + 1] = {
-	[VHOST_A_POLICY_GRANTS] = NLA_POLICY_MASK(NLA_UINT, 0xf),
+	[VHOST_A_POLICY_GRANTS] = NLA_POLICY_MASK(NLA_UINT, 0x1f),
 	[VHOST_A_POLICY_BUSYPOLL_US_MAX] = NLA_POLICY_FULL_RANGE(NLA_U32, &vhost_a_policy_busypoll_us_max_range),
+};
+
+/* VHOST_CMD_DEFAULTS_SET - do */
+static const struct nla_policy vhost_defaults_set_nl_policy[VHOST_A_DEV_METAMAP + 1] = {
+	[VHOST_A_DEV_ADMIN_BUSYPOLL_US] = NLA_POLICY_FULL_RANGE(NLA_U32, &vhost_a_dev_admin_busypoll_us_range),
+	[VHOST_A_DEV_ZEROCOPY] = NLA_POLICY_MAX(NLA_U32, 1),
+	[VHOST_A_DEV_ZCOPY_MIN_LEN] = NLA_POLICY_FULL_RANGE(NLA_U32, &vhost_a_dev_zcopy_min_len_range),
+	[VHOST_A_DEV_METAMAP] = NLA_POLICY_MAX(NLA_U32, 2),
 };
 
 /* Ops table for vhost */
@@ -72,20 +93,22 @@ static const struct genl_split_ops vhost_nl_ops[] = {
 	{
 		.cmd		= VHOST_CMD_DEV_GET,
 		.doit		= vhost_nl_dev_get_doit,
-		.policy		= vhost_dev_get_nl_policy,
-		.maxattr	= VHOST_A_DEV_BACKEND_IFNAME,
+		.policy		= vhost_dev_get_do_nl_policy,
+		.maxattr	= VHOST_A_DEV_MATCH_LABEL,
 		.flags		= GENL_CMD_CAP_DO,
 	},
 	{
-		.cmd	= VHOST_CMD_DEV_GET,
-		.dumpit	= vhost_nl_dev_get_dumpit,
-		.flags	= GENL_CMD_CAP_DUMP,
+		.cmd		= VHOST_CMD_DEV_GET,
+		.dumpit		= vhost_nl_dev_get_dumpit,
+		.policy		= vhost_dev_get_dump_nl_policy,
+		.maxattr	= VHOST_A_DEV_MATCH_LABEL,
+		.flags		= GENL_CMD_CAP_DUMP,
 	},
 	{
 		.cmd		= VHOST_CMD_DEV_SET,
 		.doit		= vhost_nl_dev_set_doit,
 		.policy		= vhost_dev_set_nl_policy,
-		.maxattr	= VHOST_A_DEV_METAMAP,
+		.maxattr	= VHOST_A_DEV_MATCH_LABEL,
 		.flags		= GENL_UNS_ADMIN_PERM | GENL_CMD_CAP_DO,
 	},
 	{
@@ -121,10 +144,23 @@ static const struct genl_split_ops vhost_nl_ops[] = {
 		.maxattr	= VHOST_A_POLICY_BUSYPOLL_US_MAX,
 		.flags		= GENL_ADMIN_PERM | GENL_CMD_CAP_DO,
 	},
+	{
+		.cmd	= VHOST_CMD_DEFAULTS_GET,
+		.doit	= vhost_nl_defaults_get_doit,
+		.flags	= GENL_CMD_CAP_DO,
+	},
+	{
+		.cmd		= VHOST_CMD_DEFAULTS_SET,
+		.doit		= vhost_nl_defaults_set_doit,
+		.policy		= vhost_defaults_set_nl_policy,
+		.maxattr	= VHOST_A_DEV_METAMAP,
+		.flags		= GENL_UNS_ADMIN_PERM | GENL_CMD_CAP_DO,
+	},
 };
 
 static const struct genl_multicast_group vhost_nl_mcgrps[] = {
 	[VHOST_NLGRP_MONITOR] = { "monitor", .flags = GENL_MCAST_CAP_NET_ADMIN, },
+	[VHOST_NLGRP_WATCH] = { "watch", },
 };
 
 struct genl_family vhost_nl_family __ro_after_init = {

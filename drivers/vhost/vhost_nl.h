@@ -19,9 +19,12 @@ int vhost_nl_queue_get_dumpit(struct sk_buff *skb, struct netlink_callback *cb);
 int vhost_nl_stats_get_dumpit(struct sk_buff *skb, struct netlink_callback *cb);
 int vhost_nl_policy_get_doit(struct sk_buff *skb, struct genl_info *info);
 int vhost_nl_policy_set_doit(struct sk_buff *skb, struct genl_info *info);
+int vhost_nl_defaults_get_doit(struct sk_buff *skb, struct genl_info *info);
+int vhost_nl_defaults_set_doit(struct sk_buff *skb, struct genl_info *info);
 
 enum {
 	VHOST_NLGRP_MONITOR,
+	VHOST_NLGRP_WATCH,
 };
 
 extern struct genl_family vhost_nl_family;

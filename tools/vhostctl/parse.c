@@ -76,6 +76,15 @@ static const char *const obj_names[] = {
 	[VH_HELP_POLICY] = "policy ",
 };
 
+/* The value after a keyword: moves argv on it, or fails. */
+static int next_value(struct vh_req *req, int *argc, char ***argv)
+{
+	if (*argc < 2)
+		return perr(req, "Missing value for \"%s\"", **argv);
+	(*argc)--, (*argv)++;
+	return 0;
+}
+
 static int unknown_word(struct vh_req *req, const char *word)
 {
 	return perr(req, "Unknown keyword \"%s\", try \"vhostctl %shelp\"",
@@ -104,14 +113,43 @@ static int parse_dev_name(struct vh_req *req, const char *name)
 	return 0;
 }
 
+/* owner PID, label LABEL: the selectors that name no device by itself. */
+static int parse_sel_word(struct vh_req *req, const char *key, const char *v)
+{
+	struct vh_sel *sel = &req->sel;
+
+	if (sel->kind != VH_SEL_ALL)
+		return perr(req, "Duplicate device selector \"%s\"", key);
+	if (!strcmp(key, "owner")) {
+		if (vh_get_u32(v, &sel->id) || !sel->id)
+			return perr(req, "Invalid \"owner\" value \"%s\", expected a process id",
+				    v);
+		sel->kind = VH_SEL_OWNER;
+	} else {
+		if (!*v || strlen(v) > VHOST_LABEL_LEN_MAX)
+			return perr(req, "Invalid \"label\" value \"%s\", expected 1 to %d bytes",
+				    v, VHOST_LABEL_LEN_MAX);
+		sel->kind = VH_SEL_LABEL;
+	}
+	sel->name = v;
+	return 0;
+}
+
 /*
- * The words every command takes: "dev DEV", "help", and a bare DEV where
- * bare allows one.  Returns 1 when *argv was one of them (argv then on its
- * last word), 0 when it was not, -1 on error.
+ * The words every command takes: "dev DEV", "owner PID", "label LABEL",
+ * "help", and a bare DEV where bare allows one.  Returns 1 when *argv was
+ * one of them (argv then on its last word), 0 when it was not, -1 on error.
  */
 static int parse_dev_word(struct vh_req *req, int *argc, char ***argv,
 			  bool bare)
 {
+	if (!strcmp(**argv, "owner") || !strcmp(**argv, "label")) {
+		const char *key = **argv;
+
+		if (next_value(req, argc, argv))
+			return -1;
+		return parse_sel_word(req, key, **argv) ? -1 : 1;
+	}
 	if (!strcmp(**argv, "dev")) {
 		if (*argc < 2)
 			return perr(req, "Device name is missing");
@@ -127,14 +165,6 @@ static int parse_dev_word(struct vh_req *req, int *argc, char ***argv,
 	return 0;
 }
 
-/* The value after a keyword: moves argv on it, or fails. */
-static int next_value(struct vh_req *req, int *argc, char ***argv)
-{
-	if (*argc < 2)
-		return perr(req, "Missing value for \"%s\"", **argv);
-	(*argc)--, (*argv)++;
-	return 0;
-}
 
 /* ---- options ------------------------------------------------------------- */
 
@@ -420,6 +450,8 @@ static const struct set_param {
 	  offsetof(struct vh_set, zcopy_min_len), VHOST_TUNABLE_ZCOPY_MIN_LEN },
 	{ "metamap", VHOST_A_DEV_METAMAP, parse_metamap,
 	  offsetof(struct vh_set, metamap), VHOST_TUNABLE_METAMAP },
+	/* a string: parse_set_label() */
+	{ "label", VHOST_A_DEV_LABEL, NULL, 0, VHOST_TUNABLE_LABEL },
 };
 
 const char *vh_tunable_keyword(uint64_t bit)
@@ -469,7 +501,23 @@ static int parse_set_value(struct vh_req *req, const struct set_param *p,
 	return 0;
 }
 
-/* dev set: [dev] DEV { busypoll-us N | zerocopy on|off | ... } ... */
+static int parse_set_label(struct vh_req *req, const char *s)
+{
+	if (req->set.mask & VH_BIT(VHOST_A_DEV_LABEL))
+		return perr(req, "Duplicate argument \"label\"");
+	if (strlen(s) > VHOST_LABEL_LEN_MAX)
+		return perr(req, "Invalid \"label\" value \"%s\", longer than %d bytes",
+			    s, VHOST_LABEL_LEN_MAX);
+	req->set.label = s;
+	req->set.mask |= VH_BIT(VHOST_A_DEV_LABEL);
+	return 0;
+}
+
+/*
+ * dev set: { [dev] DEV | owner PID | label LABEL }
+ *	    { busypoll-us N | zerocopy on|off | ... | label NEW } ...
+ * "label" first selects, later sets.
+ */
 static int parse_set(struct vh_req *req, int argc, char **argv)
 {
 	int pos;
@@ -478,6 +526,14 @@ static int parse_set(struct vh_req *req, int argc, char **argv)
 		const struct set_param *p = find_set_param(*argv);
 		int r;
 
+		if (p && p->attr == VHOST_A_DEV_LABEL && pos == 0)
+			p = NULL;
+		if (p && p->attr == VHOST_A_DEV_LABEL) {
+			if (next_value(req, &argc, &argv) ||
+			    parse_set_label(req, *argv))
+				return -1;
+			continue;
+		}
 		if (p) {
 			if (next_value(req, &argc, &argv) ||
 			    parse_set_value(req, p, *argv))
@@ -495,13 +551,43 @@ static int parse_set(struct vh_req *req, int argc, char **argv)
 	if (req->sel.kind == VH_SEL_ALL)
 		return perr(req, "Device name is missing");
 	if (!req->set.mask)
+		return perr(req, "Nothing to set, give busypoll-us, zerocopy, zcopy-min-len, metamap or label");
+	return 0;
+}
+
+/* ---- defaults ------------------------------------------------------------ */
+
+/* show defaults; set defaults { busypoll-us N | zerocopy on|off | ... } ... */
+static int parse_defaults_cmd(struct vh_req *req, const char *cmd, int argc,
+			      char **argv)
+{
+	req->help = VH_HELP_DEV;
+	if (!strcmp(cmd, "show")) {
+		req->cmd = VH_CMD_DEFAULTS_SHOW;
+		return argc ? unknown_word(req, *argv) : 0;
+	}
+	req->cmd = VH_CMD_DEFAULTS_SET;
+	for (; argc > 0; argc--, argv++) {
+		const struct set_param *p = find_set_param(*argv);
+
+		if (!strcmp(*argv, "help")) {
+			req->cmd = VH_CMD_HELP;
+			return 0;
+		}
+		if (!p || p->attr == VHOST_A_DEV_LABEL)
+			return unknown_word(req, *argv);
+		if (next_value(req, &argc, &argv) ||
+		    parse_set_value(req, p, *argv))
+			return -1;
+	}
+	if (!req->set.mask)
 		return perr(req, "Nothing to set, give busypoll-us, zerocopy, zcopy-min-len or metamap");
 	return 0;
 }
 
 /* ---- policy ---------------------------------------------------------------- */
 
-#define GRANT_EXPECTED	"expected \"none\", \"all\" or a comma-separated list of busypoll-us, zerocopy, zcopy-min-len, metamap"
+#define GRANT_EXPECTED	"expected \"none\", \"all\" or a comma-separated list of busypoll-us, zerocopy, zcopy-min-len, metamap, label"
 
 /* grant { none | all | KEYWORD[,KEYWORD...] }: the keywords of "dev set". */
 static int parse_grants(struct vh_req *req, const char *s, uint64_t *grants)
@@ -664,7 +750,7 @@ static int parse_queue(struct vh_req *req, int argc, char **argv)
 		    *argv);
 }
 
-/* monitor [ -t ] */
+/* monitor [ -t ] [ watch ] */
 static int parse_monitor(struct vh_opts *opts, struct vh_req *req, int argc,
 			 char **argv)
 {
@@ -673,6 +759,10 @@ static int parse_monitor(struct vh_opts *opts, struct vh_req *req, int argc,
 		if (!strcmp(*argv, "help")) {
 			req->cmd = VH_CMD_HELP;
 			return 0;
+		}
+		if (!strcmp(*argv, "watch")) {
+			req->watch = true;
+			continue;
 		}
 		if ((*argv)[0] != '-')
 			return unknown_word(req, *argv);
@@ -712,6 +802,10 @@ static int parse_object(struct vh_opts *opts, struct vh_req *req, int argc,
 	if ((!strcmp(obj, "show") || !strcmp(obj, "set")) && argc > 0 &&
 	    !strcmp(*argv, "policy"))
 		return parse_policy_cmd(req, obj, argc - 1, argv + 1);
+	/* the same for "show defaults" and "set defaults ..." */
+	if ((!strcmp(obj, "show") || !strcmp(obj, "set")) && argc > 0 &&
+	    !strcmp(*argv, "defaults"))
+		return parse_defaults_cmd(req, obj, argc - 1, argv + 1);
 	if (!strcmp(obj, "monitor"))
 		return parse_monitor(opts, req, argc, argv);
 	if (!strcmp(obj, "help")) {
@@ -849,7 +943,7 @@ void vh_usage(FILE *f, enum vh_help which)
 		fprintf(f,
 			"Usage: vhostctl [ OPTIONS ] OBJECT { COMMAND | help }\n"
 			"       vhostctl [ OPTIONS ] { show | set | stats } ...\n"
-			"       vhostctl [ OPTIONS ] monitor [ -t ]\n"
+			"       vhostctl [ OPTIONS ] monitor [ -t ] [ watch ]\n"
 			"       vhostctl [ OPTIONS ] -b FILE\n"
 			"where  OBJECT := { dev | queue | policy }\n"
 			"       OPTIONS := { -j | --json | -p | --pretty | -s | --stats |\n"
@@ -865,6 +959,8 @@ void vh_usage(FILE *f, enum vh_help which)
 			"Usage: vhostctl dev show [ [ dev ] DEV ]\n"
 			"       vhostctl dev set [ dev ] DEV [ busypoll-us USEC ] [ zerocopy { on | off } ]\n"
 			"                                    [ zcopy-min-len BYTES ] [ metamap { off | batch | map } ]\n"
+			"                                    [ label LABEL ]\n"
+			"       vhostctl { show defaults | set defaults [ busypoll-us USEC ] ... }\n"
 			"       vhostctl dev stats [ [ dev ] DEV ] [ scope { device | queue } ]\n"
 			"                          [ -i SECONDS [ -c COUNT ] ] [ -o FORMAT ]\n"
 			"       vhostctl dev help\n"
@@ -874,12 +970,13 @@ void vh_usage(FILE *f, enum vh_help which)
 			"Usage: vhostctl queue show [ [ dev ] DEV [ index N ] ]\n"
 			"       vhostctl queue help\n");
 	if (which != VH_HELP_POLICY)
-		fprintf(f, "where  DEV := { ID | vhostN | IFNAME of the device's TAP backend }\n");
+		fprintf(f, "where  DEV := { ID | vhostN | IFNAME of the devices' TAP backend |\n"
+			   "                owner PID | label LABEL }\n");
 	if (which == VH_HELP_MAIN || which == VH_HELP_POLICY)
 		fprintf(f,
 			"Usage: vhostctl policy show\n"
 			"       vhostctl policy set [ grant GRANTS ] [ busypoll-us-max USEC ]\n"
 			"       vhostctl policy help\n"
 			"where  GRANTS := { none | all | TUNABLE[,TUNABLE...] }\n"
-			"       TUNABLE := { busypoll-us | zerocopy | zcopy-min-len | metamap }\n");
+			"       TUNABLE := { busypoll-us | zerocopy | zcopy-min-len | metamap | label }\n");
 }

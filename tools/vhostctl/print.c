@@ -282,6 +282,33 @@ static const char *on_off(uint32_t v)
 	return v ? "on" : "off";
 }
 
+/* The tunables of a device or the defaults; NULL: absent. */
+struct tunables_view {
+	const uint32_t *busypoll_us, *zerocopy, *zcopy_min_len, *metamap;
+};
+
+#define TUNABLES_VIEW(x) ((struct tunables_view){			\
+	(x)->_present.admin_busypoll_us ? &(x)->admin_busypoll_us : NULL,	\
+	(x)->_present.zerocopy ? &(x)->zerocopy : NULL,			\
+	(x)->_present.zcopy_min_len ? &(x)->zcopy_min_len : NULL,	\
+	(x)->_present.metamap ? &(x)->metamap : NULL })
+
+/* The tunables by the keywords of "set" (busypoll-us: the admin's limit). */
+static void text_tunables(struct line *l, const struct tunables_view *v)
+{
+	char buf[32];
+
+	if (v->busypoll_us)
+		line_add(l, "busypoll-us %u", *v->busypoll_us);
+	if (v->zerocopy)
+		line_add(l, "zerocopy %s", on_off(*v->zerocopy));
+	if (v->zcopy_min_len)
+		line_add(l, "zcopy-min-len %u", *v->zcopy_min_len);
+	if (v->metamap)
+		line_add(l, "metamap %s",
+			 metamap_mode_str(*v->metamap, buf, sizeof(buf)));
+}
+
 /* The device: header line, features line, tunables line. */
 static void text_dev(struct text *t, const struct vhost_dev_get_rsp *d)
 {
@@ -304,6 +331,9 @@ static void text_dev(struct text *t, const struct vhost_dev_get_rsp *d)
 		line_add(&l, "backend-ifindex %u", d->backend_ifindex);
 	if (d->_present.backend_netnsid)
 		line_add(&l, "backend-netnsid %d", d->backend_netnsid);
+	/* free-form, as ip prints an alias: last on the line */
+	if (d->_present.label_len)
+		line_add(&l, "label %s", d->label);
 	text_emit(t, 0, &l);
 
 	if (d->_present.features)
@@ -312,16 +342,7 @@ static void text_dev(struct text *t, const struct vhost_dev_get_rsp *d)
 		line_add(&l, "num-queues %u", d->num_queues);
 	text_emit(t, 4, &l);
 
-	/* The admin's limit, by the keyword that sets it. */
-	if (d->_present.admin_busypoll_us)
-		line_add(&l, "busypoll-us %u", d->admin_busypoll_us);
-	if (d->_present.zerocopy)
-		line_add(&l, "zerocopy %s", on_off(d->zerocopy));
-	if (d->_present.zcopy_min_len)
-		line_add(&l, "zcopy-min-len %u", d->zcopy_min_len);
-	if (d->_present.metamap)
-		line_add(&l, "metamap %s",
-			 metamap_mode_str(d->metamap, buf, sizeof(buf)));
+	text_tunables(&l, &TUNABLES_VIEW(d));
 	text_emit(t, 4, &l);
 }
 
@@ -344,6 +365,8 @@ static void text_queue(struct line *l, const struct vhost_queue_get_rsp *q)
 		line_add(l, "busypoll-us %u", q->busypoll_us);
 	if (q->_present.metamap_valid)
 		line_add(l, "metamap-valid %s", q->metamap_valid ? "yes" : "no");
+	if (q->_present.worker_pid)
+		line_add(l, "worker-pid %u", q->worker_pid);
 }
 
 /* ---- JSON --------------------------------------------------------------- */
@@ -356,6 +379,21 @@ static void json_counters(struct jw *jw, const struct counters *c)
 	for (i = VH_STATS_FIRST; i <= VHOST_A_STATS_MAX; i++)
 		if (counter_str(c, i, v, sizeof(v)))
 			jw_num(jw, STATS_KEY(i), v);
+}
+
+static void json_tunables(struct jw *jw, const struct tunables_view *v)
+{
+	char buf[16];
+
+	if (v->busypoll_us)
+		jw_u64(jw, DEV_KEY(ADMIN_BUSYPOLL_US), *v->busypoll_us);
+	if (v->zerocopy)
+		jw_u64(jw, DEV_KEY(ZEROCOPY), *v->zerocopy);
+	if (v->zcopy_min_len)
+		jw_u64(jw, DEV_KEY(ZCOPY_MIN_LEN), *v->zcopy_min_len);
+	if (v->metamap)
+		jw_str(jw, DEV_KEY(METAMAP),
+		       metamap_mode_str(*v->metamap, buf, sizeof(buf)));
 }
 
 static void json_dev(struct jw *jw, const struct vhost_dev_get_rsp *d)
@@ -376,19 +414,13 @@ static void json_dev(struct jw *jw, const struct vhost_dev_get_rsp *d)
 		jw_str(jw, DEV_KEY(BACKEND_IFNAME), d->backend_ifname);
 	if (d->_present.backend_netnsid)
 		jw_s64(jw, DEV_KEY(BACKEND_NETNSID), d->backend_netnsid);
+	if (d->_present.label_len)
+		jw_str(jw, DEV_KEY(LABEL), d->label);
 	if (d->_present.features)
 		jw_u64(jw, DEV_KEY(FEATURES), d->features);
 	if (d->_present.num_queues)
 		jw_u64(jw, DEV_KEY(NUM_QUEUES), d->num_queues);
-	if (d->_present.admin_busypoll_us)
-		jw_u64(jw, DEV_KEY(ADMIN_BUSYPOLL_US), d->admin_busypoll_us);
-	if (d->_present.zerocopy)
-		jw_u64(jw, DEV_KEY(ZEROCOPY), d->zerocopy);
-	if (d->_present.zcopy_min_len)
-		jw_u64(jw, DEV_KEY(ZCOPY_MIN_LEN), d->zcopy_min_len);
-	if (d->_present.metamap)
-		jw_str(jw, DEV_KEY(METAMAP),
-		       metamap_mode_str(d->metamap, buf, sizeof(buf)));
+	json_tunables(jw, &TUNABLES_VIEW(d));
 }
 
 static void json_queue(struct jw *jw, const struct vhost_queue_get_rsp *q)
@@ -409,6 +441,8 @@ static void json_queue(struct jw *jw, const struct vhost_queue_get_rsp *q)
 		jw_u64(jw, QUEUE_KEY(BUSYPOLL_US), q->busypoll_us);
 	if (q->_present.metamap_valid)
 		jw_u64(jw, QUEUE_KEY(METAMAP_VALID), q->metamap_valid);
+	if (q->_present.worker_pid)
+		jw_u64(jw, QUEUE_KEY(WORKER_PID), q->worker_pid);
 }
 
 /* "stats": the counters only, inside a device or a queue. */
@@ -655,6 +689,8 @@ static void om_labels(FILE *f, const struct vhost_stats_get_rsp_dump *s,
 	}
 	if (d && d->_present.backend_ifname_len)
 		om_label(f, &first, DEV_KEY(BACKEND_IFNAME), d->backend_ifname);
+	if (d && d->_present.label_len)
+		om_label(f, &first, DEV_KEY(LABEL), d->label);
 	if (s->_present.queue_index) {
 		snprintf(buf, sizeof(buf), "%u", s->queue_index);
 		om_label(f, &first, STATS_KEY(VHOST_A_STATS_QUEUE_INDEX), buf);
@@ -782,6 +818,28 @@ void vh_print_policy(FILE *f, const struct vh_opts *opts,
 		line_add(&l, "%s %u", POLICY_KEY(BUSYPOLL_US_MAX), p->busypoll_us_max);
 	if (p->_present.tenant)
 		line_add(&l, "%s %s", POLICY_KEY(TENANT), p->tenant ? "yes" : "no");
+	text_emit(&t, 0, &l);
+	fflush(f);
+}
+
+void vh_print_defaults(FILE *f, const struct vh_opts *opts,
+		       const struct vhost_defaults_get_rsp *d)
+{
+	struct text t = { .f = f };
+	struct line l = { .n = 0 };
+	struct jw jw;
+
+	if (opts->json) {
+		jw_init(&jw, f, opts->pretty);
+		jw_obj_open(&jw, NULL);
+		json_tunables(&jw, &TUNABLES_VIEW(d));
+		jw_obj_close(&jw);
+		fputc('\n', f);
+		fflush(f);
+		return;
+	}
+	/* The keywords of "set defaults", so a line can be given back to it. */
+	text_tunables(&l, &TUNABLES_VIEW(d));
 	text_emit(&t, 0, &l);
 	fflush(f);
 }

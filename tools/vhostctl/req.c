@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * A parsed command line -> the requests of the generated library.  The
- * device is named to the kernel as the user named it: by id, by name, or by
- * its backend interface, which the kernel resolves in the caller's network
- * namespace; set goes out as one request, so it applies to the device the
- * kernel found, all values or none.
+ * devices are named to the kernel as the user named them: by id, by name,
+ * by backend interface, owner or label, which the kernel resolves in the
+ * caller's namespaces; set goes out as one request, so it applies to every
+ * device the kernel selects, all values or none.
  */
 #include "vhostctl.h"
 
@@ -24,7 +24,35 @@ struct vhost_dev_get_req *vh_dev_get_req(const struct vh_sel *sel)
 	case VH_SEL_IFNAME:
 		vhost_dev_get_req_set_backend_ifname(req, sel->name);
 		break;
+	case VH_SEL_OWNER:
+		vhost_dev_get_req_set_owner_pid(req, sel->id);
+		break;
+	case VH_SEL_LABEL:
+		vhost_dev_get_req_set_match_label(req, sel->name);
+		break;
 	case VH_SEL_ALL:
+		break;
+	}
+	return req;
+}
+
+struct vhost_dev_get_req_dump *vh_dev_dump_req(const struct vh_sel *sel)
+{
+	struct vhost_dev_get_req_dump *req = vhost_dev_get_req_dump_alloc();
+
+	if (!req)
+		return NULL;
+	switch (sel->kind) {
+	case VH_SEL_IFNAME:
+		vhost_dev_get_req_dump_set_backend_ifname(req, sel->name);
+		break;
+	case VH_SEL_OWNER:
+		vhost_dev_get_req_dump_set_owner_pid(req, sel->id);
+		break;
+	case VH_SEL_LABEL:
+		vhost_dev_get_req_dump_set_match_label(req, sel->name);
+		break;
+	default:
 		break;
 	}
 	return req;
@@ -47,8 +75,23 @@ struct vhost_dev_set_req *vh_dev_set_req(const struct vh_sel *sel,
 	case VH_SEL_IFNAME:
 		vhost_dev_set_req_set_backend_ifname(req, sel->name);
 		break;
+	case VH_SEL_OWNER:
+		vhost_dev_set_req_set_owner_pid(req, sel->id);
+		break;
+	case VH_SEL_LABEL:
+		vhost_dev_set_req_set_match_label(req, sel->name);
+		break;
 	case VH_SEL_ALL:
 		break;
+	}
+	if (set->mask & VH_BIT(VHOST_A_DEV_LABEL)) {
+		vhost_dev_set_req_set_label(req, set->label);
+		/*
+		 * The generated setter takes "" for absent (its length gates
+		 * the attribute); "" is what removes the label.
+		 */
+		if (!*set->label)
+			req->_present.label_len = 1;
 	}
 	if (set->mask & VH_BIT(VHOST_A_DEV_ADMIN_BUSYPOLL_US))
 		vhost_dev_set_req_set_admin_busypoll_us(req, set->busypoll_us);
@@ -92,6 +135,23 @@ struct vhost_stats_get_req_dump *vh_stats_dump_req(const uint32_t *dev_id,
 		vhost_stats_get_req_dump_set_dev_id(req, *dev_id);
 	if (per_queue)
 		vhost_stats_get_req_dump_set_scope(req, VHOST_STATS_SCOPE_QUEUE);
+	return req;
+}
+
+struct vhost_defaults_set_req *vh_defaults_set_req(const struct vh_set *set)
+{
+	struct vhost_defaults_set_req *req = vhost_defaults_set_req_alloc();
+
+	if (!req)
+		return NULL;
+	if (set->mask & VH_BIT(VHOST_A_DEV_ADMIN_BUSYPOLL_US))
+		vhost_defaults_set_req_set_admin_busypoll_us(req, set->busypoll_us);
+	if (set->mask & VH_BIT(VHOST_A_DEV_ZEROCOPY))
+		vhost_defaults_set_req_set_zerocopy(req, set->zerocopy);
+	if (set->mask & VH_BIT(VHOST_A_DEV_ZCOPY_MIN_LEN))
+		vhost_defaults_set_req_set_zcopy_min_len(req, set->zcopy_min_len);
+	if (set->mask & VH_BIT(VHOST_A_DEV_METAMAP))
+		vhost_defaults_set_req_set_metamap(req, set->metamap);
 	return req;
 }
 

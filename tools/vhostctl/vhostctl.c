@@ -76,7 +76,39 @@ static struct vhost_dev_get_rsp *get_dev(struct ynl_sock *ys,
 	return rsp;
 }
 
-/* The id of the device sel names, for the ops that take only an id. */
+/*
+ * The devices sel selects (every device for VH_SEL_ALL); for a selector
+ * that selects none, NULL and "device not found", as for one device.
+ */
+static struct vhost_dev_get_list *dump_devs(struct ynl_sock *ys,
+					    const struct vh_sel *sel)
+{
+	struct vhost_dev_get_req_dump *req = vh_dev_dump_req(sel);
+	struct vhost_dev_get_list *list;
+
+	if (!req) {
+		oom();
+		return NULL;
+	}
+	list = vhost_dev_get_dump(ys, req);
+	vhost_dev_get_req_dump_free(req);
+	if (!list) {
+		fail(ys, sel->name);
+		return NULL;
+	}
+	if (sel->kind != VH_SEL_ALL && ynl_dump_empty(list)) {
+		fprintf(stderr, "Error: device not found.\n");
+		vhost_dev_get_list_free(list);
+		return NULL;
+	}
+	return list;
+}
+
+/*
+ * The id of the device sel names, for the ops that take only an id.  A
+ * backend interface, an owner or a label may name several devices: those
+ * take one (show -s shows the counters of each).
+ */
 static int resolve_id(struct ynl_sock *ys, const struct vh_sel *sel,
 		      uint32_t *id)
 {
@@ -99,6 +131,70 @@ static int resolve_id(struct ynl_sock *ys, const struct vh_sel *sel,
 	}
 	vhost_dev_get_rsp_free(d);
 	return r;
+}
+
+/*
+ * The ids of the devices sel selects (backend, owner, label: a filtered
+ * dump), *n of them; NULL, said, on error or when there is none.
+ */
+static uint32_t *select_ids(struct ynl_sock *ys, const struct vh_sel *sel,
+			    unsigned int *n)
+{
+	struct vhost_dev_get_list *list = dump_devs(ys, sel);
+	uint32_t *ids;
+
+	if (!list)
+		return NULL;
+	*n = 0;
+	ynl_dump_foreach(list, d)
+		(*n)++;
+	ids = calloc(*n, sizeof(*ids));
+	if (!ids)
+		oom();
+	*n = 0;
+	ynl_dump_foreach(list, d)
+		if (ids && d->_present.id)
+			ids[(*n)++] = d->id;
+	vhost_dev_get_list_free(list);
+	return ids;
+}
+
+static bool has_id(const uint32_t *ids, unsigned int n, uint32_t id)
+{
+	while (n--)
+		if (ids[n] == id)
+			return true;
+	return false;
+}
+
+/*
+ * Unlink and free the entries of a stats or queue dump (whose entries
+ * hold no pointers) that belong to no device of ids[n].
+ */
+#define keep_devs(list, ids, n)							do {										typeof(list) *pp_ = &(list);															while (!ynl_dump_empty(*pp_)) {							typeof(list) e_ = *pp_;																if (e_->obj._present.dev_id &&						    has_id(ids, n, e_->obj.dev_id)) {						pp_ = &e_->next;							continue;							}									*pp_ = e_->next;							free(e_);							}								} while (0)
+
+/* The devices a stats or queue command covers: one, several or all. */
+struct devs_sel {
+	const uint32_t *filter;	/* one device: the dump's filter */
+	uint32_t id;
+	uint32_t *ids;		/* several: kept from a dump of all */
+	unsigned int n;
+};
+
+static int devs_sel_get(struct ynl_sock *ys, const struct vh_sel *sel,
+			struct devs_sel *ds)
+{
+	memset(ds, 0, sizeof(*ds));
+	if (sel->kind == VH_SEL_ALL)
+		return 0;
+	if (vh_sel_many(sel)) {
+		ds->ids = select_ids(ys, sel, &ds->n);
+		return ds->ids ? 0 : -1;
+	}
+	if (resolve_id(ys, sel, &ds->id))
+		return -1;
+	ds->filter = &ds->id;
+	return 0;
 }
 
 static struct vhost_stats_get_rsp_list *
@@ -255,10 +351,10 @@ static int cmd_show(struct ynl_sock *ys, const struct vh_opts *opts,
 	struct vh_out o;
 	int r = -1;
 
-	if (req->sel.kind == VH_SEL_ALL) {
-		list = vhost_dev_get_dump(ys);
+	if (req->sel.kind == VH_SEL_ALL || vh_sel_many(&req->sel)) {
+		list = dump_devs(ys, &req->sel);
 		if (!list)
-			return fail(ys, NULL);
+			return -1;
 	} else {
 		one = get_dev(ys, &req->sel);
 		if (!one)
@@ -309,10 +405,11 @@ static int cmd_set(struct ynl_sock *ys, const struct vh_req *req)
 static int stats_openmetrics(struct ynl_sock *ys,
 			     struct vhost_stats_get_rsp_list *list)
 {
-	struct vhost_dev_get_list *devs = vhost_dev_get_dump(ys);
+	struct vh_sel all = { .kind = VH_SEL_ALL };
+	struct vhost_dev_get_list *devs = dump_devs(ys, &all);
 
 	if (!devs)
-		return fail(ys, NULL);
+		return -1;
 	vh_print_openmetrics(stdout, list, devs);
 	vhost_dev_get_list_free(devs);
 	return 0;
@@ -353,8 +450,21 @@ static int wait_until(struct pollfd *pfd, const struct timespec *t0,
  * "stats -i": a dump at the start and one after each interval, the rates
  * between the last two printed, opts->count times or until a signal.
  */
+/* A stats dump of the devices ds covers. */
+static struct vhost_stats_get_rsp_list *
+dump_stats_of(struct ynl_sock *ys, const struct devs_sel *ds, bool per_queue,
+	      const char *dev)
+{
+	struct vhost_stats_get_rsp_list *list;
+
+	list = dump_stats(ys, ds->filter, per_queue, dev);
+	if (list && ds->ids)
+		keep_devs(list, ds->ids, ds->n);
+	return list;
+}
+
 static int stats_rates(struct ynl_sock *ys, const struct vh_opts *opts,
-		       const struct vh_req *req, const uint32_t *filter)
+		       const struct vh_req *req, const struct devs_sel *ds)
 {
 	bool per_queue = req->scope == VH_SCOPE_QUEUE;
 	struct vhost_stats_get_rsp_list *prev, *cur;
@@ -368,13 +478,13 @@ static int stats_rates(struct ynl_sock *ys, const struct vh_opts *opts,
 	pfd.fd = signals_begin(&old);
 	if (pfd.fd < 0)
 		return -1;
-	prev = dump_stats(ys, filter, per_queue, req->sel.name);
+	prev = dump_stats_of(ys, ds, per_queue, req->sel.name);
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	for (n = 0; prev && (!opts->count || n < opts->count); n++) {
 		r = wait_until(&pfd, &t0, opts->interval);
 		if (r)
 			break;
-		cur = dump_stats(ys, filter, per_queue, req->sel.name);
+		cur = dump_stats_of(ys, ds, per_queue, req->sel.name);
 		if (!cur) {
 			r = -1;
 			break;
@@ -397,20 +507,20 @@ static int cmd_stats(struct ynl_sock *ys, const struct vh_opts *opts,
 		     const struct vh_req *req)
 {
 	struct vhost_stats_get_rsp_list *list;
-	const uint32_t *filter = NULL;
+	struct devs_sel ds;
 	struct vh_out o;
-	uint32_t id = 0;
 	int r = 0;
 
-	if (req->sel.kind != VH_SEL_ALL) {
-		if (resolve_id(ys, &req->sel, &id))
-			return -1;
-		filter = &id;
+	if (devs_sel_get(ys, &req->sel, &ds))
+		return -1;
+	if (opts->interval) {
+		r = stats_rates(ys, opts, req, &ds);
+		free(ds.ids);
+		return r;
 	}
-	if (opts->interval)
-		return stats_rates(ys, opts, req, filter);
-	list = dump_stats(ys, filter, req->scope == VH_SCOPE_QUEUE,
-			  req->sel.name);
+	list = dump_stats_of(ys, &ds, req->scope == VH_SCOPE_QUEUE,
+			     req->sel.name);
+	free(ds.ids);
 	if (!list)
 		return -1;
 	if (opts->openmetrics) {
@@ -451,18 +561,21 @@ static int cmd_queue_show(struct ynl_sock *ys, const struct vh_opts *opts,
 			  const struct vh_req *req)
 {
 	struct vhost_queue_get_list *list;
-	const uint32_t *filter = NULL;
+	struct devs_sel ds;
 	struct vh_out o;
-	uint32_t id = 0;
 
-	if (req->sel.kind != VH_SEL_ALL) {
-		if (resolve_id(ys, &req->sel, &id))
-			return -1;
-		filter = &id;
+	if (req->has_index && vh_sel_many(&req->sel)) {
+		fprintf(stderr, "Error: \"index\" needs one device, give its id or name.\n");
+		return -1;
 	}
+	if (devs_sel_get(ys, &req->sel, &ds))
+		return -1;
 	if (req->has_index)
-		return queue_show_one(ys, opts, id, req->index, req->sel.name);
-	list = dump_queues(ys, filter, req->sel.name);
+		return queue_show_one(ys, opts, ds.id, req->index, req->sel.name);
+	list = dump_queues(ys, ds.filter, req->sel.name);
+	if (list && ds.ids)
+		keep_devs(list, ds.ids, ds.n);
+	free(ds.ids);
 	if (!list)
 		return -1;
 	vh_out_open(&o, stdout, opts);
@@ -500,6 +613,36 @@ static int cmd_policy_set(struct ynl_sock *ys, const struct vh_req *req)
 	else
 		warn_ack(ys);
 	vhost_policy_set_req_free(r);
+	return err ? -1 : 0;
+}
+
+/* ---- defaults ------------------------------------------------------------- */
+
+static int cmd_defaults_show(struct ynl_sock *ys, const struct vh_opts *opts)
+{
+	struct vhost_defaults_get_rsp *d = vhost_defaults_get(ys);
+
+	if (!d)
+		return fail(ys, NULL);
+	vh_print_defaults(stdout, opts, d);
+	vhost_defaults_get_rsp_free(d);
+	return 0;
+}
+
+/* One defaults-set: every value given, or none. */
+static int cmd_defaults_set(struct ynl_sock *ys, const struct vh_req *req)
+{
+	struct vhost_defaults_set_req *r = vh_defaults_set_req(&req->set);
+	int err;
+
+	if (!r)
+		return oom();
+	err = vhost_defaults_set(ys, r);
+	if (err)
+		fail(ys, NULL);
+	else
+		warn_ack(ys);
+	vhost_defaults_set_req_free(r);
 	return err ? -1 : 0;
 }
 
@@ -565,16 +708,21 @@ static int read_ntfs(struct ynl_sock *ys, const struct vh_opts *opts)
 	return -1;
 }
 
-/* Listen to the "monitor" group until SIGINT or SIGTERM. */
-static int cmd_monitor(struct ynl_sock *ys, const struct vh_opts *opts)
+/*
+ * Listen to the "monitor" group (or "watch", the read-only one, which
+ * needs no capability and carries no backend) until SIGINT or SIGTERM.
+ */
+static int cmd_monitor(struct ynl_sock *ys, const struct vh_opts *opts,
+		       bool watch)
 {
+	const char *grp = watch ? VHOST_MCGRP_WATCH : VHOST_MCGRP_MONITOR;
 	struct pollfd pfd[2];
 	sigset_t old;
 	int r = 0, sfd;
 
-	if (ynl_subscribe(ys, VHOST_MCGRP_MONITOR)) {
+	if (ynl_subscribe(ys, grp)) {
 		fprintf(stderr, "Error: cannot join the \"%s\" multicast group: %s.\n",
-			VHOST_MCGRP_MONITOR, strerror(ys->err.code));
+			grp, strerror(ys->err.code));
 		return -1;
 	}
 	sfd = signals_begin(&old);
@@ -653,11 +801,15 @@ static int run(struct ynl_sock *ys, const struct vh_opts *opts,
 	case VH_CMD_QUEUE_SHOW:
 		return cmd_queue_show(ys, opts, req);
 	case VH_CMD_MONITOR:
-		return cmd_monitor(ys, opts);
+		return cmd_monitor(ys, opts, req->watch);
 	case VH_CMD_POLICY_SHOW:
 		return cmd_policy_show(ys, opts);
 	case VH_CMD_POLICY_SET:
 		return cmd_policy_set(ys, req);
+	case VH_CMD_DEFAULTS_SHOW:
+		return cmd_defaults_show(ys, opts);
+	case VH_CMD_DEFAULTS_SET:
+		return cmd_defaults_set(ys, req);
 	default:
 		return -1;
 	}

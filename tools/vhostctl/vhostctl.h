@@ -73,6 +73,8 @@ enum vh_cmd {
 	VH_CMD_POLICY_SHOW,	/* policy show, show policy */
 	VH_CMD_POLICY_SET,	/* policy set ..., set policy ... */
 	VH_CMD_BATCH,		/* -b FILE */
+	VH_CMD_DEFAULTS_SHOW,	/* show defaults */
+	VH_CMD_DEFAULTS_SET,	/* set defaults ... */
 };
 
 enum vh_help {
@@ -88,13 +90,25 @@ enum vh_sel_kind {
 	VH_SEL_ID,		/* a decimal number: the device id */
 	VH_SEL_NAME,		/* vhostN: the device name */
 	VH_SEL_IFNAME,		/* anything else: its backend interface */
+	VH_SEL_OWNER,		/* owner PID: the devices a process owns */
+	VH_SEL_LABEL,		/* label LABEL: the devices with this label */
 };
 
 struct vh_sel {
 	enum vh_sel_kind kind;
-	uint32_t id;		/* VH_SEL_ID */
+	uint32_t id;		/* VH_SEL_ID, VH_SEL_OWNER: the pid */
 	const char *name;	/* the word as given (not for VH_SEL_ALL) */
 };
+
+/*
+ * Whether sel may name several devices (backend interface, owner, label):
+ * then show, stats and queue show dump those the kernel selects.
+ */
+static inline bool vh_sel_many(const struct vh_sel *sel)
+{
+	return sel->kind == VH_SEL_IFNAME || sel->kind == VH_SEL_OWNER ||
+	       sel->kind == VH_SEL_LABEL;
+}
 
 enum vh_scope {
 	VH_SCOPE_DEFAULT,	/* not given: device, or queue with -s -s */
@@ -109,6 +123,7 @@ struct vh_set {
 	uint32_t zcopy_min_len;
 	uint32_t zerocopy;
 	uint32_t metamap;
+	const char *label;	/* VHOST_A_DEV_LABEL: "" removes it */
 };
 
 #define VH_BIT(a)		(1u << (a))
@@ -133,6 +148,7 @@ struct vh_req {
 	enum vh_scope scope;	/* stats; never DEFAULT after parsing */
 	struct vh_set set;
 	struct vh_policy policy;	/* policy set */
+	bool watch;		/* monitor watch: the read-only group */
 	char err[256];		/* parse error message, when parsing failed */
 };
 
@@ -178,6 +194,8 @@ uint64_t vh_tunables_all(void);
  * memory.  dev_id: the device to filter on, NULL for all.
  */
 struct vhost_dev_get_req *vh_dev_get_req(const struct vh_sel *sel);
+/* A dev-get dump of the devices sel selects (all for VH_SEL_ALL). */
+struct vhost_dev_get_req_dump *vh_dev_dump_req(const struct vh_sel *sel);
 struct vhost_dev_set_req *vh_dev_set_req(const struct vh_sel *sel,
 					 const struct vh_set *set);
 struct vhost_queue_get_req *vh_queue_get_req(uint32_t dev_id, uint32_t index);
@@ -185,6 +203,7 @@ struct vhost_queue_get_req_dump *vh_queue_dump_req(const uint32_t *dev_id);
 struct vhost_stats_get_req_dump *vh_stats_dump_req(const uint32_t *dev_id,
 						   bool per_queue);
 struct vhost_policy_set_req *vh_policy_set_req(const struct vh_policy *policy);
+struct vhost_defaults_set_req *vh_defaults_set_req(const struct vh_set *set);
 
 /* ---- errors (err.c) ---------------------------------------------------- */
 
@@ -286,6 +305,12 @@ void vh_print_openmetrics(FILE *f, struct vhost_stats_get_rsp_list *stats,
  */
 void vh_print_policy(FILE *f, const struct vh_opts *opts,
 		     const struct vhost_policy_get_rsp *p);
+/*
+ * The defaults of the network namespace ("show defaults"): one line of the
+ * keywords of "set defaults" (text), or one JSON object.
+ */
+void vh_print_defaults(FILE *f, const struct vh_opts *opts,
+		       const struct vhost_defaults_get_rsp *d);
 /*
  * One monitor event: a line of text, or a JSON object, then "\n"; with ts
  * (-t), stamped with that time.

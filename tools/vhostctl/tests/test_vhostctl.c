@@ -31,7 +31,7 @@
 #include "vhostctl.h"
 
 /* What parse.c says a bad "grant" value should have been. */
-#define GRANT_EXPECTED	"expected \"none\", \"all\" or a comma-separated list of busypoll-us, zerocopy, zcopy-min-len, metamap"
+#define GRANT_EXPECTED	"expected \"none\", \"all\" or a comma-separated list of busypoll-us, zerocopy, zcopy-min-len, metamap, label"
 
 static int failures;
 
@@ -187,6 +187,122 @@ static void test_parse_set_forms(void)
 
 	CHECK(parse("set dev vhost0 help", &o, &r) == 0);
 	CHECK(r.cmd == VH_CMD_HELP && r.help == VH_HELP_DEV);
+}
+
+/* owner PID and label LABEL select; "label" after the selector sets. */
+static void test_parse_owner_label(void)
+{
+	struct vhost_dev_set_req *s;
+	struct vhost_dev_get_req_dump *d;
+	struct vh_opts o;
+	struct vh_req r;
+
+	CHECK(parse("set label web01 busypoll-us 50", &o, &r) == 0);
+	CHECK(r.sel.kind == VH_SEL_LABEL);
+	CHECK_STR(r.sel.name, "web01");
+	CHECK(r.set.mask == VH_BIT(VHOST_A_DEV_ADMIN_BUSYPOLL_US));
+	s = vh_dev_set_req(&r.sel, &r.set);
+	CHECK(s && s->_present.match_label_len && !s->_present.label_len);
+	CHECK(s && !strcmp(s->match_label, "web01"));
+	if (s)
+		vhost_dev_set_req_free(s);
+
+	CHECK(parse("set dev vnet3 label web:01 zerocopy on", &o, &r) == 0);
+	CHECK(r.sel.kind == VH_SEL_IFNAME);
+	CHECK(r.set.mask == (VH_BIT(VHOST_A_DEV_LABEL) |
+			     VH_BIT(VHOST_A_DEV_ZEROCOPY)));
+	s = vh_dev_set_req(&r.sel, &r.set);
+	CHECK(s && s->_present.label_len && !s->_present.match_label_len);
+	CHECK(s && !strcmp(s->label, "web:01"));
+	CHECK(s && s->_present.backend_ifname_len);
+	if (s)
+		vhost_dev_set_req_free(s);
+
+	/* a label selects, another label is set; "" removes it */
+	CHECK(parse("set label a label ''", &o, &r) == 0);
+	CHECK(r.sel.kind == VH_SEL_LABEL && r.set.label && !*r.set.label);
+	s = vh_dev_set_req(&r.sel, &r.set);
+	CHECK(s && s->_present.label_len && s->label && !*s->label);
+	if (s)
+		vhost_dev_set_req_free(s);
+
+	CHECK(parse("set owner 1234 metamap batch", &o, &r) == 0);
+	CHECK(r.sel.kind == VH_SEL_OWNER && r.sel.id == 1234);
+	s = vh_dev_set_req(&r.sel, &r.set);
+	CHECK(s && s->_present.owner_pid && s->owner_pid == 1234);
+	if (s)
+		vhost_dev_set_req_free(s);
+
+	/* show: a dump filtered by the selector */
+	CHECK(parse("show owner 77", &o, &r) == 0);
+	CHECK(r.cmd == VH_CMD_SHOW && vh_sel_many(&r.sel));
+	d = vh_dev_dump_req(&r.sel);
+	CHECK(d && d->_present.owner_pid && d->owner_pid == 77 &&
+	      !d->_present.backend_ifname_len && !d->_present.match_label_len);
+	if (d)
+		vhost_dev_get_req_dump_free(d);
+	CHECK(parse("show tap0", &o, &r) == 0);
+	d = vh_dev_dump_req(&r.sel);
+	CHECK(d && d->_present.backend_ifname_len && !d->_present.owner_pid);
+	if (d)
+		vhost_dev_get_req_dump_free(d);
+	CHECK(parse("show", &o, &r) == 0);
+	d = vh_dev_dump_req(&r.sel);
+	CHECK(d && !d->_present.backend_ifname_len && !d->_present.owner_pid &&
+	      !d->_present.match_label_len);
+	if (d)
+		vhost_dev_get_req_dump_free(d);
+	CHECK(parse("show vhost3", &o, &r) == 0);
+	CHECK(!vh_sel_many(&r.sel));
+
+	CHECK(parse("set owner 0 zerocopy on", &o, &r) == -1);
+	CHECK_STR(r.err, "Invalid \"owner\" value \"0\", expected a process id");
+	CHECK(parse("set owner 12 label a label b", &o, &r) == -1);
+	CHECK_STR(r.err, "Duplicate argument \"label\"");
+	CHECK(parse("show label a dev vhost0", &o, &r) == -1);
+	CHECK_STR(r.err, "Duplicate argument \"dev\"");
+	CHECK(parse("show dev vhost0 owner 3", &o, &r) == -1);
+	CHECK_STR(r.err, "Duplicate device selector \"owner\"");
+	CHECK(parse("show label ''", &o, &r) == -1);
+	CHECK_STR(r.err, "Invalid \"label\" value \"\", expected 1 to 255 bytes");
+	CHECK(parse("set label", &o, &r) == -1);
+	CHECK_STR(r.err, "Missing value for \"label\"");
+}
+
+/* show defaults, set defaults VALUES: the keywords of set, no device. */
+static void test_parse_defaults(void)
+{
+	struct vhost_defaults_set_req *d;
+	struct vh_opts o;
+	struct vh_req r;
+
+	CHECK(parse("show defaults", &o, &r) == 0);
+	CHECK(r.cmd == VH_CMD_DEFAULTS_SHOW);
+	CHECK(parse("set defaults busypoll-us 50 metamap batch", &o, &r) == 0);
+	CHECK(r.cmd == VH_CMD_DEFAULTS_SET);
+	CHECK(r.set.mask == (VH_BIT(VHOST_A_DEV_ADMIN_BUSYPOLL_US) |
+			     VH_BIT(VHOST_A_DEV_METAMAP)));
+	d = vh_defaults_set_req(&r.set);
+	CHECK(d && d->_present.admin_busypoll_us && d->admin_busypoll_us == 50);
+	CHECK(d && d->_present.metamap && d->metamap == VHOST_METAMAP_MODE_BATCH);
+	CHECK(d && !d->_present.zerocopy && !d->_present.zcopy_min_len);
+	if (d)
+		vhost_defaults_set_req_free(d);
+	CHECK(parse("set defaults", &o, &r) == -1);
+	CHECK_STR(r.err, "Nothing to set, give busypoll-us, zerocopy, zcopy-min-len or metamap");
+	CHECK(parse("set defaults label x", &o, &r) == -1);
+	CHECK_STR(r.err, "Unknown keyword \"label\", try \"vhostctl dev help\"");
+	CHECK(parse("show defaults vhost0", &o, &r) == -1);
+	CHECK(parse("set defaults zerocopy on zerocopy off", &o, &r) == -1);
+	CHECK_STR(r.err, "Duplicate argument \"zerocopy\"");
+	/* monitor watch: the read-only group */
+	CHECK(parse("monitor watch -t", &o, &r) == 0);
+	CHECK(r.cmd == VH_CMD_MONITOR && r.watch && o.timestamp);
+	CHECK(parse("monitor", &o, &r) == 0);
+	CHECK(r.cmd == VH_CMD_MONITOR && !r.watch);
+	/* "show dev defaults": a TAP named defaults */
+	CHECK(parse("show dev defaults", &o, &r) == 0);
+	CHECK(r.cmd == VH_CMD_SHOW && r.sel.kind == VH_SEL_IFNAME);
 }
 
 static void test_parse_selectors(void)
@@ -360,8 +476,8 @@ static void test_parse_errors(void)
 		{ "set dev", "Device name is missing" },
 		{ "dev set", "Device name is missing" },
 		{ "set dev vhost0",
-		  "Nothing to set, give busypoll-us, zerocopy, zcopy-min-len or metamap" },
-		{ "set vhost0", "Nothing to set, give busypoll-us, zerocopy, zcopy-min-len or metamap" },
+		  "Nothing to set, give busypoll-us, zerocopy, zcopy-min-len, metamap or label" },
+		{ "set vhost0", "Nothing to set, give busypoll-us, zerocopy, zcopy-min-len, metamap or label" },
 		{ "set dev vhost0 dev vhost1 metamap on", "Duplicate argument \"dev\"" },
 		{ "set vhost0 vhost1", "Unknown keyword \"vhost1\", try \"vhostctl dev help\"" },
 		{ "set dev 0123456789abcdef metamap on",
@@ -478,7 +594,8 @@ static void test_parse_policy(void)
 		{ "set policy grant none", VH_BIT(VHOST_A_POLICY_GRANTS), 0, 0 },
 		{ "set policy grant all", VH_BIT(VHOST_A_POLICY_GRANTS),
 		  VHOST_TUNABLE_ADMIN_BUSYPOLL_US | VHOST_TUNABLE_ZEROCOPY |
-		  VHOST_TUNABLE_ZCOPY_MIN_LEN | VHOST_TUNABLE_METAMAP, 0 },
+		  VHOST_TUNABLE_ZCOPY_MIN_LEN | VHOST_TUNABLE_METAMAP |
+		  VHOST_TUNABLE_LABEL, 0 },
 		{ "set policy grant busypoll-us busypoll-us-max 50",
 		  VH_BIT(VHOST_A_POLICY_GRANTS) | VH_BIT(VHOST_A_POLICY_BUSYPOLL_US_MAX),
 		  VHOST_TUNABLE_ADMIN_BUSYPOLL_US, 50 },
@@ -526,12 +643,13 @@ static void test_parse_policy(void)
 		vhost_policy_set_req_free(ps);
 	}
 	/* "all" is every tunable of the spec, by the keywords of "dev set" */
-	CHECK(vh_tunables_all() == 0xf);
+	CHECK(vh_tunables_all() == 0x1f);
 	CHECK_STR(vh_tunable_keyword(VHOST_TUNABLE_ADMIN_BUSYPOLL_US), "busypoll-us");
 	CHECK_STR(vh_tunable_keyword(VHOST_TUNABLE_ZEROCOPY), "zerocopy");
 	CHECK_STR(vh_tunable_keyword(VHOST_TUNABLE_ZCOPY_MIN_LEN), "zcopy-min-len");
 	CHECK_STR(vh_tunable_keyword(VHOST_TUNABLE_METAMAP), "metamap");
-	CHECK(!vh_tunable_keyword(16));
+	CHECK_STR(vh_tunable_keyword(VHOST_TUNABLE_LABEL), "label");
+	CHECK(!vh_tunable_keyword(32));
 	CHECK(!vh_tunable_keyword(0));
 }
 
@@ -2148,7 +2266,7 @@ static void test_usage(void)
 	CHECK(strstr(buf, "vhostctl policy show\n"));
 	CHECK(strstr(buf, "vhostctl policy set [ grant GRANTS ] [ busypoll-us-max USEC ]"));
 	CHECK(strstr(buf, "GRANTS := { none | all | TUNABLE[,TUNABLE...] }"));
-	CHECK(strstr(buf, "TUNABLE := { busypoll-us | zerocopy | zcopy-min-len | metamap }"));
+	CHECK(strstr(buf, "TUNABLE := { busypoll-us | zerocopy | zcopy-min-len | metamap | label }"));
 	free(buf);
 
 	/* each object's help: its own usage only */
@@ -2175,6 +2293,8 @@ static const struct {
 	{ "parse_card_command", test_parse_card },
 	{ "parse_set_forms", test_parse_set_forms },
 	{ "parse_device_selectors", test_parse_selectors },
+	{ "parse_owner_label", test_parse_owner_label },
+	{ "parse_defaults", test_parse_defaults },
 	{ "parse_commands", test_parse_commands },
 	{ "parse_errors", test_parse_errors },
 	{ "parse_policy", test_parse_policy },

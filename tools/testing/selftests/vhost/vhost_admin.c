@@ -22,6 +22,12 @@
 #include <string.h>
 #include <unistd.h>
 #include <linux/capability.h>
+#include <linux/if_ether.h>
+#include <linux/if_packet.h>
+#include <linux/if_tun.h>
+#include <linux/netlink.h>
+#include <arpa/inet.h>
+#include <sys/socket.h>
 #include <linux/vhost.h>
 #include <sys/ioctl.h>
 #include <sys/stat.h>
@@ -273,7 +279,7 @@ TEST_F(admin, out_of_range_changes_nothing)
 	}
 	/* nothing to set at all */
 	EXPECT_EQ(-EINVAL, adm_set(self->ys, self->id, ADM_TUN_NONE));
-	EXPECT_TRUE(adm_msg_has(self->ys, "no tunable to set"))
+	EXPECT_TRUE(adm_msg_has(self->ys, "no tunable or label to set"))
 		TH_LOG("%s", self->ys->err.msg);
 	/* queue index out of range */
 	qr = vhost_queue_get_req_alloc();
@@ -548,7 +554,7 @@ static void unprivileged_checks(FIXTURE_DATA(admin) *self, bool nobody)
 		CHILD_CHECK(adm_msg_has(ys, "CAP_NET_ADMIN"));
 		vhost_dev_get_req_free(req);
 	}
-	l = vhost_dev_get_dump(ys);
+	l = adm_dev_dump(ys);
 	CHILD_CHECK(l);
 	ynl_dump_foreach(l, o) {
 		CHILD_CHECK(!o->_present.owner_pid);
@@ -1323,26 +1329,511 @@ TEST_F(admin, select_by_backend_interface)
 
 	/*
 	 * Two devices feeding one interface (as the queues of a multiqueue
-	 * TAP do): the interface selects neither, it names no device.
+	 * TAP do): dev-set by the interface sets both; dev-get, which
+	 * answers about one device, refuses to pick one.
 	 */
 	ASSERT_EQ(0, vnet_set_backend(&other, VNET_TX, self->n.tap_fd));
+	ASSERT_EQ(0, vnet_set_backend(&other, VNET_RX, self->n.tap_fd));
 	sr = vhost_dev_set_req_alloc();
 	vhost_dev_set_req_set_backend_ifname(sr, self->n.ifname);
 	vhost_dev_set_req_set_zcopy_min_len(sr, 3000);
-	EXPECT_NE(0, vhost_dev_set(self->ys, sr));
-	EXPECT_EQ(-EINVAL, adm_err(self->ys));
-	EXPECT_TRUE(adm_msg_has(self->ys, "several devices"))
-		TH_LOG("%s", self->ys->err.msg);
+	EXPECT_EQ(0, vhost_dev_set(self->ys, sr)) TH_LOG("%s", self->ys->err.msg);
 	vhost_dev_set_req_free(sr);
 	d = adm_get(self->ys, other_id);
 	ASSERT_NE(NULL, d);
-	EXPECT_EQ(1000, d->zcopy_min_len);
+	EXPECT_EQ(3000, d->zcopy_min_len);
 	vhost_dev_get_rsp_free(d);
 	d = adm_get(self->ys, self->id);
 	ASSERT_NE(NULL, d);
-	EXPECT_NE(3000, d->zcopy_min_len);
+	EXPECT_EQ(3000, d->zcopy_min_len);
 	vhost_dev_get_rsp_free(d);
+	req = vhost_dev_get_req_alloc();
+	vhost_dev_get_req_set_backend_ifname(req, self->n.ifname);
+	EXPECT_EQ(NULL, vhost_dev_get(self->ys, req));
+	EXPECT_EQ(-EINVAL, adm_err(self->ys));
+	EXPECT_TRUE(adm_msg_has(self->ys, "several devices match"))
+		TH_LOG("%s", self->ys->err.msg);
+	vhost_dev_get_req_free(req);
 	vnet_close(&other);
+}
+
+/* Queue pairs of a multiqueue TAP, one vhost-net device each, as QEMU. */
+#define MQ_PAIRS 4
+
+/* The queues of a multiqueue TAP: fds[n], its name into ifname. */
+static int mq_tap_open(int *fds, int n, char *ifname)
+{
+	struct ifreq ifr = { .ifr_flags = IFF_TAP | IFF_NO_PI | IFF_VNET_HDR |
+					  IFF_MULTI_QUEUE };
+	int i, len = sizeof(struct virtio_net_hdr_v1);
+
+	snprintf(ifr.ifr_name, IFNAMSIZ, "vhmq%%d");
+	for (i = 0; i < n; i++) {
+		fds[i] = open("/dev/net/tun", O_RDWR | O_CLOEXEC);
+		if (fds[i] < 0 || ioctl(fds[i], TUNSETIFF, &ifr) < 0 ||
+		    ioctl(fds[i], TUNSETVNETHDRSZ, &len) < 0)
+			return -errno;
+	}
+	snprintf(ifname, IFNAMSIZ, "%s", ifr.ifr_name);
+	return 0;
+}
+
+/* dev-set by selector of the tunable zcopy-min-len (and a label). */
+static int set_by(struct ynl_sock *ys, const char *ifname, int owner,
+		  const char *match, uint32_t zmin, const char *label)
+{
+	struct vhost_dev_set_req *sr = vhost_dev_set_req_alloc();
+	int r;
+
+	if (ifname)
+		vhost_dev_set_req_set_backend_ifname(sr, ifname);
+	if (owner)
+		vhost_dev_set_req_set_owner_pid(sr, owner);
+	if (match)
+		vhost_dev_set_req_set_match_label(sr, match);
+	if (zmin)
+		vhost_dev_set_req_set_zcopy_min_len(sr, zmin);
+	if (label)
+		vhost_dev_set_req_set_label(sr, label);
+	/* The generated setter takes "" for absent: "" removes the label. */
+	if (label && !*label)
+		sr->_present.label_len = 1;
+	r = vhost_dev_set(ys, sr) ? adm_err(ys) ?: -EIO : 0;
+	vhost_dev_set_req_free(sr);
+	return r;
+}
+
+/* How many devices of ids[n] have zcopy-min-len zmin (and label). */
+static int count_with(struct ynl_sock *ys, const uint32_t *ids, int n,
+		      uint32_t zmin, const char *label)
+{
+	struct vhost_dev_get_rsp *d;
+	int i, c = 0;
+
+	for (i = 0; i < n; i++) {
+		d = adm_get(ys, ids[i]);
+		if (!d)
+			continue;
+		c += d->zcopy_min_len == zmin &&
+		     (!label || (d->label && !strcmp(d->label, label)));
+		vhost_dev_get_rsp_free(d);
+	}
+	return c;
+}
+
+/* How many devices a dev-get dump filtered by ifname or label lists. */
+static int dump_count(struct ynl_sock *ys, const char *ifname,
+		      const char *match, int owner)
+{
+	struct vhost_dev_get_req_dump *req = vhost_dev_get_req_dump_alloc();
+	struct vhost_dev_get_list *l;
+	int n = 0;
+
+	if (ifname)
+		vhost_dev_get_req_dump_set_backend_ifname(req, ifname);
+	if (match)
+		vhost_dev_get_req_dump_set_match_label(req, match);
+	if (owner)
+		vhost_dev_get_req_dump_set_owner_pid(req, owner);
+	l = vhost_dev_get_dump(ys, req);
+	vhost_dev_get_req_dump_free(req);
+	if (!l)
+		return adm_err(ys) ?: -EIO;
+	ynl_dump_foreach(l, d)
+		n++;
+	vhost_dev_get_list_free(l);
+	return n;
+}
+
+/*
+ * A virtio-net NIC of MQ_PAIRS queue pairs as QEMU sets it up: a
+ * multiqueue TAP, one vhost-net device per queue pair, each fed by one
+ * queue of the TAP.  One dev-set by the TAP's name sets them all; a value
+ * refused changes none; a label set on them selects them, as does their
+ * owner; each queue reports the worker serving it, a thread of the owner.
+ */
+TEST_F(admin, multiqueue_tap_by_tap_label_owner)
+{
+	struct vnet_opts o = { .ring_num = 64 };
+	struct vnet v[MQ_PAIRS];
+	int fds[MQ_PAIRS], i, q;
+	uint32_t ids[MQ_PAIRS + 1];
+	char mq[IFNAMSIZ], path[64], comm[32], want[128];
+	struct vhost_queue_get_req *qr;
+	struct vhost_queue_get_rsp *qa;
+	struct adm_ntf ntf[MQ_PAIRS + 2];
+	struct ynl_sock *mon;
+	int err, n;
+	uint32_t prev = 0;
+	uint64_t wp;
+	FILE *f;
+
+	memset(fds, -1, sizeof(fds));
+	ASSERT_EQ(0, open_dev(self, true));	/* a device of another TAP */
+	ASSERT_EQ(0, mq_tap_open(fds, MQ_PAIRS, mq));
+	for (i = 0; i < MQ_PAIRS; i++) {
+		int64_t id;
+
+		ASSERT_EQ(0, vnet_open(&v[i], &o));
+		ASSERT_EQ(0, vnet_set_backend(&v[i], VNET_TX, fds[i]));
+		ASSERT_EQ(0, vnet_set_backend(&v[i], VNET_RX, fds[i]));
+		id = vhost_fd_id(v[i].vhost_fd);
+		ASSERT_LE(0, id);
+		ids[i] = id;
+	}
+	ids[MQ_PAIRS] = self->id;
+	EXPECT_EQ(MQ_PAIRS, dump_count(self->ys, mq, NULL, 0));
+	mon = adm_monitor(&err);
+	ASSERT_NE(NULL, mon) TH_LOG("monitor: %s", strerror(-err));
+
+	/* no selector: refused, the missing attribute named */
+	EXPECT_EQ(-EINVAL, set_by(self->ys, NULL, 0, NULL, 700, NULL));
+	EXPECT_TRUE(adm_msg_has(self->ys, "owner or label required"))
+		TH_LOG("%s", self->ys->err.msg);
+	EXPECT_TRUE(adm_msg_has(self->ys, "missing attribute: .id"))
+		TH_LOG("%s", self->ys->err.msg);
+
+	/* one request by the TAP's name: every queue pair's device */
+	EXPECT_EQ(0, set_by(self->ys, mq, 0, NULL, 700, "web01"))
+		TH_LOG("%s", self->ys->err.msg);
+	EXPECT_EQ(MQ_PAIRS, count_with(self->ys, ids, MQ_PAIRS, 700, "web01"));
+	EXPECT_EQ(0, count_with(self->ys, ids + MQ_PAIRS, 1, 700, NULL));
+	/* each notified once, the label in the notification */
+	n = adm_ntf_drain(mon, QUIET_MS, ntf, ARRAY_SIZE(ntf));
+	EXPECT_EQ(MQ_PAIRS, n);
+	for (i = 0; i < n && i < MQ_PAIRS; i++) {
+		EXPECT_EQ(VHOST_CMD_DEV_CHANGE_NTF, ntf[i].cmd);
+		EXPECT_EQ(ids[i], ntf[i].dev.id);
+		EXPECT_STREQ("web01", ntf[i].label);
+	}
+	snprintf(path, sizeof(path), "vhost%u", ids[0]);
+	snprintf(want, sizeof(want), "/sys/class/vhost/%s/label", path);
+	f = fopen(want, "r");
+	ASSERT_NE(NULL, f);
+	ASSERT_NE(NULL, fgets(comm, sizeof(comm), f));
+	fclose(f);
+	EXPECT_STREQ("web01\n", comm);
+
+	/* a refused value (below zcopy-min-len-min) changes none */
+	EXPECT_EQ(-ERANGE, set_by(self->ys, mq, 0, NULL, 100, NULL));
+	EXPECT_EQ(MQ_PAIRS, count_with(self->ys, ids, MQ_PAIRS, 700, "web01"));
+	/* a label longer than the spec's bound: none */
+	{
+		char big[VHOST_LABEL_LEN_MAX + 2];
+
+		memset(big, 'x', sizeof(big) - 1);
+		big[sizeof(big) - 1] = 0;
+		EXPECT_NE(0, set_by(self->ys, mq, 0, NULL, 800, big));
+	}
+	EXPECT_EQ(MQ_PAIRS, count_with(self->ys, ids, MQ_PAIRS, 700, "web01"));
+	EXPECT_EQ(0, adm_ntf_drain(mon, QUIET_MS, ntf, ARRAY_SIZE(ntf)));
+
+	/* the label selects them: dev-set, a filtered dump; dev-get refuses */
+	EXPECT_EQ(0, set_by(self->ys, NULL, 0, "web01", 900, NULL))
+		TH_LOG("%s", self->ys->err.msg);
+	EXPECT_EQ(MQ_PAIRS, count_with(self->ys, ids, MQ_PAIRS, 900, "web01"));
+	EXPECT_EQ(0, count_with(self->ys, ids + MQ_PAIRS, 1, 900, NULL));
+	EXPECT_EQ(MQ_PAIRS, dump_count(self->ys, NULL, "web01", 0));
+	EXPECT_EQ(0, dump_count(self->ys, NULL, "web02", 0));
+	EXPECT_EQ(-ENODEV, set_by(self->ys, NULL, 0, "web02", 900, NULL));
+	EXPECT_TRUE(adm_msg_has(self->ys, "device not found"));
+	/* label and TAP together: those both select; none: refused */
+	EXPECT_EQ(-EINVAL, set_by(self->ys, self->n.ifname, 0, "web01", 901,
+				  NULL));
+	EXPECT_TRUE(adm_msg_has(self->ys, "no device matches all"))
+		TH_LOG("%s", self->ys->err.msg);
+
+	/* the owner (this process) selects all five */
+	EXPECT_EQ(MQ_PAIRS + 1, dump_count(self->ys, NULL, NULL, getpid()));
+	EXPECT_EQ(0, set_by(self->ys, NULL, getpid(), NULL, 1100, NULL))
+		TH_LOG("%s", self->ys->err.msg);
+	EXPECT_EQ(MQ_PAIRS + 1, count_with(self->ys, ids, MQ_PAIRS + 1, 1100,
+					   NULL));
+	/* a label "" takes it away */
+	EXPECT_EQ(0, set_by(self->ys, mq, 0, NULL, 0, ""));
+	EXPECT_EQ(0, dump_count(self->ys, NULL, "web01", 0));
+
+	/*
+	 * Each queue's worker: a thread of the owner, the same for the two
+	 * queues of a device, another for each device.
+	 */
+	for (i = 0; i < MQ_PAIRS; i++) {
+		uint32_t w[2] = {};
+
+		for (q = 0; q < 2; q++) {
+			qr = vhost_queue_get_req_alloc();
+			vhost_queue_get_req_set_dev_id(qr, ids[i]);
+			vhost_queue_get_req_set_index(qr, q);
+			qa = vhost_queue_get(self->ys, qr);
+			vhost_queue_get_req_free(qr);
+			ASSERT_NE(NULL, qa) TH_LOG("%s", self->ys->err.msg);
+			ASSERT_TRUE(!!qa->_present.worker_pid);
+			w[q] = qa->worker_pid;
+			vhost_queue_get_rsp_free(qa);
+			snprintf(path, sizeof(path), "vhost%u", ids[i]);
+			snprintf(want, sizeof(want), "queues/vq%d/worker_pid", q);
+			ASSERT_EQ(0, sysfs_u64(path, want, &wp));
+			EXPECT_EQ(w[q], wp);
+		}
+		EXPECT_EQ(w[0], w[1]);
+		EXPECT_NE(getpid(), w[0]);
+		snprintf(path, sizeof(path), "/proc/self/task/%u/comm", w[0]);
+		f = fopen(path, "r");
+		ASSERT_NE(NULL, f) TH_LOG("worker %u is no thread of ours", w[0]);
+		ASSERT_NE(NULL, fgets(comm, sizeof(comm), f));
+		fclose(f);
+		snprintf(want, sizeof(want), "vhost-%d\n", getpid());
+		EXPECT_STREQ(want, comm);
+		EXPECT_NE(prev, w[0]);
+		prev = w[0];
+	}
+	/* no owner, no worker */
+	ASSERT_EQ(0, vnet_reset_owner(&v[0]));
+	qr = vhost_queue_get_req_alloc();
+	vhost_queue_get_req_set_dev_id(qr, ids[0]);
+	vhost_queue_get_req_set_index(qr, 0);
+	qa = vhost_queue_get(self->ys, qr);
+	vhost_queue_get_req_free(qr);
+	ASSERT_NE(NULL, qa);
+	EXPECT_FALSE(!!qa->_present.worker_pid);
+	vhost_queue_get_rsp_free(qa);
+
+	ynl_sock_destroy(mon);
+	for (i = 0; i < MQ_PAIRS; i++) {
+		vnet_close(&v[i]);
+		close(fds[i]);
+	}
+}
+
+/* The kernel's uevents (NETLINK_KOBJECT_UEVENT, group 1): a fd or -errno. */
+static int uevent_open(void)
+{
+	struct sockaddr_nl sa = { .nl_family = AF_NETLINK, .nl_groups = 1 };
+	int fd = socket(AF_NETLINK, SOCK_DGRAM | SOCK_CLOEXEC,
+			NETLINK_KOBJECT_UEVENT);
+	int sz = 4 << 20;
+
+	if (fd < 0)
+		return -errno;
+	setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &sz, sizeof(sz));
+	if (bind(fd, (struct sockaddr *)&sa, sizeof(sa))) {
+		close(fd);
+		return -errno;
+	}
+	return fd;
+}
+
+/* One uevent: "KEY=VALUE" strings, NUL-separated. */
+struct uev {
+	char buf[8192];
+	ssize_t len;
+};
+
+/* The value of key in e, or NULL. */
+static const char *uev_get(const struct uev *e, const char *key)
+{
+	size_t kl = strlen(key);
+	ssize_t off = 0;
+
+	while (off < e->len) {
+		const char *s = e->buf + off;
+
+		if (!strncmp(s, key, kl) && s[kl] == '=')
+			return s + kl + 1;
+		off += strlen(s) + 1;
+	}
+	return NULL;
+}
+
+/* The next uevent of vhost device name within timeout_ms: 0 or -errno. */
+static int uev_next(int fd, const char *name, int timeout_ms, struct uev *e)
+{
+	struct pollfd p = { .fd = fd, .events = POLLIN };
+	double end = now_ms() + timeout_ms;
+	const char *path, *sub;
+	size_t nl = strlen(name);
+
+	for (;;) {
+		int left = end - now_ms();
+
+		if (left <= 0 || poll(&p, 1, left) <= 0)
+			return -ETIMEDOUT;
+		e->len = recv(fd, e->buf, sizeof(e->buf) - 1, 0);
+		if (e->len < 0)
+			return -errno;
+		e->buf[e->len] = 0;
+		path = uev_get(e, "DEVPATH");
+		sub = uev_get(e, "SUBSYSTEM");
+		if (path && sub && !strcmp(sub, "vhost") &&
+		    strlen(path) > nl && path[strlen(path) - nl - 1] == '/' &&
+		    !strcmp(path + strlen(path) - nl, name))
+			return 0;
+	}
+}
+
+/*
+ * udev hears of a device once it is published (dev-get finds it at its
+ * ADD), and of its owner, backend and label as they are set (CHANGE): each
+ * uevent carries what a rule matches on, the id, the owner's pid, the
+ * backend's name and index, the label.  Tunables alone send none.
+ */
+TEST_F(admin, uevents_carry_identity_owner_backend_label)
+{
+	struct vhost_dev_get_rsp *d;
+	char want[32];
+	struct uev e;
+	int fd;
+
+	fd = uevent_open();
+	ASSERT_LE(0, fd) TH_LOG("uevent socket: %s", strerror(-fd));
+	ASSERT_EQ(0, open_dev(self, true));
+
+	ASSERT_EQ(0, uev_next(fd, self->name, 2000, &e));
+	EXPECT_STREQ("add", uev_get(&e, "ACTION"));
+	snprintf(want, sizeof(want), "%u", self->id);
+	ASSERT_NE(NULL, uev_get(&e, "VHOST_ID"));
+	EXPECT_STREQ(want, uev_get(&e, "VHOST_ID"));
+	d = adm_get_name(self->ys, self->name);
+	EXPECT_NE(NULL, d);
+	if (d)
+		vhost_dev_get_rsp_free(d);
+
+	/* VHOST_SET_OWNER */
+	ASSERT_EQ(0, uev_next(fd, self->name, 2000, &e));
+	EXPECT_STREQ("change", uev_get(&e, "ACTION"));
+	snprintf(want, sizeof(want), "%d", getpid());
+	ASSERT_NE(NULL, uev_get(&e, "VHOST_OWNER_PID"));
+	EXPECT_STREQ(want, uev_get(&e, "VHOST_OWNER_PID"));
+	EXPECT_EQ(NULL, uev_get(&e, "VHOST_BACKEND_IFNAME"));
+
+	/* VHOST_NET_SET_BACKEND (the first queue's; the second adds none) */
+	ASSERT_EQ(0, uev_next(fd, self->name, 2000, &e));
+	EXPECT_STREQ("change", uev_get(&e, "ACTION"));
+	ASSERT_NE(NULL, uev_get(&e, "VHOST_BACKEND_IFNAME"));
+	EXPECT_STREQ(self->n.ifname, uev_get(&e, "VHOST_BACKEND_IFNAME"));
+	snprintf(want, sizeof(want), "%u", if_nametoindex(self->n.ifname));
+	EXPECT_STREQ(want, uev_get(&e, "VHOST_BACKEND_IFINDEX"));
+	EXPECT_EQ(-ETIMEDOUT, uev_next(fd, self->name, QUIET_MS, &e));
+
+	/* tunables: no uevent; a label: one, with it */
+	ASSERT_EQ(0, adm_set(self->ys, self->id, ADM_TUN(7, -1, -1, -1)));
+	EXPECT_EQ(-ETIMEDOUT, uev_next(fd, self->name, QUIET_MS, &e));
+	ASSERT_EQ(0, set_by(self->ys, self->n.ifname, 0, NULL, 0, "web 01"));
+	ASSERT_EQ(0, uev_next(fd, self->name, 2000, &e));
+	EXPECT_STREQ("change", uev_get(&e, "ACTION"));
+	EXPECT_STREQ("web 01", uev_get(&e, "VHOST_LABEL"));
+	EXPECT_STREQ(self->n.ifname, uev_get(&e, "VHOST_BACKEND_IFNAME"));
+	/* the same label again: nothing changed, nothing sent */
+	ASSERT_EQ(0, set_by(self->ys, self->n.ifname, 0, NULL, 0, "web 01"));
+	EXPECT_EQ(-ETIMEDOUT, uev_next(fd, self->name, QUIET_MS, &e));
+
+	/* the device's uevent file shows the same properties */
+	{
+		char path[128], line[128];
+		bool id = false, label = false;
+		FILE *f;
+
+		snprintf(path, sizeof(path), "/sys/class/vhost/%s/uevent",
+			 self->name);
+		f = fopen(path, "r");
+		ASSERT_NE(NULL, f);
+		snprintf(want, sizeof(want), "VHOST_ID=%u\n", self->id);
+		while (fgets(line, sizeof(line), f)) {
+			id |= !strcmp(line, want);
+			label |= !strcmp(line, "VHOST_LABEL=web 01\n");
+		}
+		fclose(f);
+		EXPECT_TRUE(id);
+		EXPECT_TRUE(label);
+	}
+	close_dev(self);
+	ASSERT_EQ(0, uev_next(fd, self->name, 2000, &e));
+	EXPECT_STREQ("remove", uev_get(&e, "ACTION"));
+	close(fd);
+}
+
+/*
+ * Zero-copy on a backend that cannot send it (a packet socket): set, with
+ * a warning saying its packets are copied; on a TAP, no warning.
+ */
+TEST_F(admin, zerocopy_on_a_packet_socket_warns)
+{
+	struct sockaddr_ll sll = { .sll_family = AF_PACKET,
+				   .sll_protocol = htons(ETH_P_ALL) };
+	struct vhost_dev_get_rsp *d;
+	int fd;
+
+	ASSERT_EQ(0, open_dev(self, true));
+	ASSERT_EQ(0, adm_set(self->ys, self->id, ADM_TUN(-1, 1, -1, -1)));
+	EXPECT_FALSE(adm_msg_has(self->ys, "cannot send zero-copy"))
+		TH_LOG("%s", self->ys->err.msg);
+	ASSERT_EQ(0, adm_set(self->ys, self->id, ADM_TUN(-1, 0, -1, -1)));
+
+	fd = socket(AF_PACKET, SOCK_RAW | SOCK_CLOEXEC, htons(ETH_P_ALL));
+	ASSERT_LE(0, fd);
+	sll.sll_ifindex = if_nametoindex(self->n.ifname);
+	ASSERT_EQ(0, bind(fd, (struct sockaddr *)&sll, sizeof(sll)));
+	ASSERT_EQ(0, vnet_set_backend(&self->n, VNET_TX, fd));
+	ASSERT_EQ(0, adm_set(self->ys, self->id, ADM_TUN(-1, 1, -1, -1)));
+	/* a warning: the ack has the message (no offset: that is errors') */
+	EXPECT_TRUE(adm_msg_has(self->ys, "cannot send zero-copy: its packets are copied"))
+		TH_LOG("no warning: \"%s\"", self->ys->err.msg);
+	d = adm_get(self->ys, self->id);
+	ASSERT_NE(NULL, d);
+	EXPECT_EQ(1, d->zerocopy);
+	vhost_dev_get_rsp_free(d);
+	close(fd);
+}
+
+/*
+ * A macvtap backend (the other one that sends zero-copy) is reported as a
+ * TAP is: backend-ifname, selection by it, VHOST_BACKEND_IFNAME.
+ */
+TEST_F(admin, macvtap_is_reported_as_backend)
+{
+	struct vhost_dev_get_req *req;
+	struct vhost_dev_get_rsp *d;
+	char path[64], mvt[IFNAMSIZ];
+	int fd, len = sizeof(struct virtio_net_hdr_v1);
+	unsigned int ifindex;
+
+	snprintf(mvt, sizeof(mvt), "vhmvt%d", getpid() % 100000);
+	ASSERT_EQ(0, open_dev(self, true));
+	ASSERT_EQ(0, system("ip link add name vhmvtlow type dummy 2>/dev/null; ip link set vhmvtlow up"));
+	snprintf(path, sizeof(path),
+		 "ip link add link vhmvtlow name %s type macvtap && ip link set %s up",
+		 mvt, mvt);
+	ASSERT_EQ(0, system(path)) TH_LOG("no macvtap (CONFIG_MACVTAP)");
+	ifindex = if_nametoindex(mvt);
+	ASSERT_NE(0, ifindex);
+	snprintf(path, sizeof(path), "/dev/tap%u", ifindex);
+	fd = open(path, O_RDWR | O_CLOEXEC);
+	ASSERT_LE(0, fd) TH_LOG("%s: %s", path, strerror(errno));
+	ASSERT_EQ(0, ioctl(fd, TUNSETVNETHDRSZ, &len));
+	ASSERT_EQ(0, vnet_set_backend(&self->n, VNET_TX, fd));
+	ASSERT_EQ(0, vnet_set_backend(&self->n, VNET_RX, fd));
+
+	d = adm_get(self->ys, self->id);
+	ASSERT_NE(NULL, d);
+	EXPECT_EQ(ifindex, d->backend_ifindex);
+	EXPECT_TRUE(d->backend_ifname && !strcmp(d->backend_ifname, mvt))
+		TH_LOG("backend-ifname %s", d->backend_ifname ?: "(none)");
+	vhost_dev_get_rsp_free(d);
+	req = vhost_dev_get_req_alloc();
+	vhost_dev_get_req_set_backend_ifname(req, mvt);
+	d = vhost_dev_get(self->ys, req);
+	vhost_dev_get_req_free(req);
+	ASSERT_NE(NULL, d) TH_LOG("%s", self->ys->err.msg);
+	EXPECT_EQ(self->id, d->id);
+	vhost_dev_get_rsp_free(d);
+	/* and zero-copy on it is no warning */
+	ASSERT_EQ(0, adm_set(self->ys, self->id, ADM_TUN(-1, 1, -1, -1)));
+	EXPECT_FALSE(adm_msg_has(self->ys, "cannot send zero-copy"));
+
+	close_dev(self);
+	close(fd);
+	snprintf(path, sizeof(path), "ip link del %s; ip link del vhmvtlow", mvt);
+	EXPECT_EQ(0, system(path));
 }
 
 /* A closed device's id is not given to the next one. */

@@ -98,9 +98,21 @@ int adm_set(struct ynl_sock *ys, uint32_t id, struct adm_tun t)
 	return r;
 }
 
+struct vhost_dev_get_list *adm_dev_dump(struct ynl_sock *ys)
+{
+	struct vhost_dev_get_req_dump *req = vhost_dev_get_req_dump_alloc();
+	struct vhost_dev_get_list *l;
+
+	if (!req)
+		return NULL;
+	l = vhost_dev_get_dump(ys, req);
+	vhost_dev_get_req_dump_free(req);
+	return l;
+}
+
 int adm_dump_ids(struct ynl_sock *ys, uint32_t *ids, int max)
 {
-	struct vhost_dev_get_list *l = vhost_dev_get_dump(ys);
+	struct vhost_dev_get_list *l = adm_dev_dump(ys);
 	int n = 0;
 
 	if (!l)
@@ -114,7 +126,7 @@ int adm_dump_ids(struct ynl_sock *ys, uint32_t *ids, int max)
 
 bool adm_dump_has(struct ynl_sock *ys, uint32_t id)
 {
-	struct vhost_dev_get_list *l = vhost_dev_get_dump(ys);
+	struct vhost_dev_get_list *l = adm_dev_dump(ys);
 	bool found = false;
 
 	if (!l)
@@ -236,8 +248,11 @@ static void adm_ntf_copy(struct vhost_dev_get_ntf *ntf, struct adm_ntf *n)
 	if (ntf->obj.backend_ifname)
 		snprintf(n->ifname, sizeof(n->ifname), "%s",
 			 ntf->obj.backend_ifname);
+	if (ntf->obj.label)
+		snprintf(n->label, sizeof(n->label), "%s", ntf->obj.label);
 	n->dev.name = NULL;
 	n->dev.backend_ifname = NULL;
+	n->dev.label = NULL;
 	ynl_ntf_free((struct ynl_ntf_base_type *)ntf);
 }
 

@@ -39,6 +39,8 @@ struct adm_tun {
 /* dev-set of device id; 0 or -errno. */
 int adm_set(struct ynl_sock *ys, uint32_t id, struct adm_tun t);
 
+/* A dev-get dump of every device (vhost_dev_get_list_free()), or NULL. */
+struct vhost_dev_get_list *adm_dev_dump(struct ynl_sock *ys);
 /* Ids of a dev-get dump in dump order; how many (up to max), or -errno. */
 int adm_dump_ids(struct ynl_sock *ys, uint32_t *ids, int max);
 bool adm_dump_has(struct ynl_sock *ys, uint32_t id);
@@ -73,9 +75,10 @@ const char *adm_stat_name(int attr);
 /* A notification, copied out of the library's. */
 struct adm_ntf {
 	int cmd;
-	struct vhost_dev_get_rsp dev;	/* name and backend_ifname NULL */
+	struct vhost_dev_get_rsp dev;	/* name, backend_ifname, label NULL */
 	char name[IFNAMSIZ];
 	char ifname[IFNAMSIZ];
+	char label[VHOST_LABEL_LEN_MAX + 1];
 };
 
 /* The next notification within timeout_ms: 0, or -ETIMEDOUT / -errno. */

@@ -1077,11 +1077,11 @@ static void tenant_child(FIXTURE_DATA(ns) *self)
 }
 
 /*
- * The host's administrator (real root, in the initial user namespace) in
- * the network namespace of process pid, as ip -n does: sets its policy,
- * and may set any tunable of its device id.
+ * The host's administrator (real root, in the initial user namespace)
+ * enters the network namespace of process pid, as ip -n does: a socket of
+ * the family there.
  */
-static void host_in(pid_t pid, uint32_t id)
+static struct ynl_sock *host_enter(pid_t pid)
 {
 	struct ynl_sock *ys;
 	char path[64];
@@ -1094,6 +1094,17 @@ static void host_in(pid_t pid, uint32_t id)
 	close(fd);
 	ys = adm_open();
 	CHILD_CHECK(ys);
+	return ys;
+}
+
+/*
+ * The host's administrator in the network namespace of process pid: sets
+ * its policy, and may set any tunable of its device id.
+ */
+static void host_in(pid_t pid, uint32_t id)
+{
+	struct ynl_sock *ys = host_enter(pid);
+
 	CHILD_CHECK(policy_is(ys, 0, 0, 1));
 	CHILD_CHECK(policy_set(ys, -1, -1) == -EINVAL);
 	CHILD_CHECK(msg_is(ys, "no policy attribute to set"));
@@ -1135,6 +1146,194 @@ TEST_F(ns, tenant_is_bound_by_the_host_policy)
 	}
 	EXPECT_EQ(0, wait_child(host));
 	EXPECT_TRUE(policy_is(self->ys, 0, 0, 0));
+	ASSERT_EQ(0, TO_CHILD(&self->t, 0));
+	EXPECT_EQ(0, wait_child(pid));
+}
+
+/* defaults-set of busy-poll time and zcopy-min-len (-1: not): 0 or -errno. */
+static int defaults_set(struct ynl_sock *ys, int64_t busypoll, int64_t zmin)
+{
+	struct vhost_defaults_set_req *req = vhost_defaults_set_req_alloc();
+	int r;
+
+	if (busypoll >= 0)
+		vhost_defaults_set_req_set_admin_busypoll_us(req, busypoll);
+	if (zmin >= 0)
+		vhost_defaults_set_req_set_zcopy_min_len(req, zmin);
+	r = vhost_defaults_set(ys, req) ? adm_err(ys) ?: -EIO : 0;
+	vhost_defaults_set_req_free(req);
+	return r;
+}
+
+/* Whether the namespace of ys has a busy-poll default, of that value. */
+static bool defaults_busypoll_is(struct ynl_sock *ys, int64_t busypoll)
+{
+	struct vhost_defaults_get_rsp *d = vhost_defaults_get(ys);
+	bool ok;
+
+	if (!d)
+		return false;
+	ok = busypoll < 0 ? !d->_present.admin_busypoll_us :
+	     d->_present.admin_busypoll_us && d->admin_busypoll_us == busypoll;
+	vhost_defaults_get_rsp_free(d);
+	return ok;
+}
+
+static void defaults_child(FIXTURE_DATA(ns) *self)
+{
+	struct vnet_opts o = { .ring_num = 64, .event_idx = true };
+	struct vhost_dev_get_rsp *d;
+	struct ynl_sock *ys;
+	struct vnet b, c;
+	int64_t id;
+	int fd;
+
+	CHILD_CHECK(!unshare(CLONE_NEWNET));
+	ys = adm_open();
+	CHILD_CHECK(ys);
+	CHILD_CHECK(defaults_busypoll_is(ys, -1));
+	/* opened before the defaults are set, owned after: it gets them */
+	fd = open("/dev/vhost-net", O_RDWR | O_CLOEXEC);
+	CHILD_CHECK(fd >= 0);
+	CHILD_CHECK(!defaults_set(ys, 50, 1024));
+	CHILD_CHECK(defaults_busypoll_is(ys, 50));
+	CHILD_CHECK(!vnet_open_fd(&b, &o, fd));
+	id = vhost_fd_id(b.vhost_fd);
+	CHILD_CHECK(id >= 0);
+	d = adm_get(ys, id);
+	CHILD_CHECK(d && d->admin_busypoll_us == 50 && d->zcopy_min_len == 1024);
+	vhost_dev_get_rsp_free(d);
+	/* a refused default changes none */
+	CHILD_CHECK(defaults_set(ys, 50, 100) == -ERANGE);
+	CHILD_CHECK(defaults_set(ys, 2000000, 512) == -ERANGE);
+	CHILD_CHECK(defaults_busypoll_is(ys, 50));
+	/* what a device was given stays when the defaults change */
+	CHILD_CHECK(!defaults_set(ys, 60, 2048));
+	d = adm_get(ys, id);
+	CHILD_CHECK(d && d->admin_busypoll_us == 50 && d->zcopy_min_len == 1024);
+	vhost_dev_get_rsp_free(d);
+	CHILD_CHECK(!dev_open(&c, (int *)&fd));
+	d = adm_get(ys, fd);
+	CHILD_CHECK(d && d->admin_busypoll_us == 60 && d->zcopy_min_len == 2048);
+	vhost_dev_get_rsp_free(d);
+	CHILD_CHECK(!TO_PARENT(&self->t, 0));
+	CHILD_CHECK(FROM_PARENT(&self->t) == 0);
+	vnet_close(&c);
+	vnet_close(&b);
+	ynl_sock_destroy(ys);
+}
+
+/*
+ * Defaults set in a namespace are given to a device of that namespace
+ * when it gets its owner, not to a device of another namespace; a device
+ * keeps them when they change.
+ */
+TEST_F(ns, defaults_apply_at_set_owner_in_their_namespace)
+{
+	struct vhost_dev_get_rsp *d;
+	uint64_t busy, minlen;
+	struct vnet c;
+	pid_t pid;
+	int id;
+
+	pid = fork();
+	ASSERT_GE(pid, 0);
+	if (!pid) {
+		turns_child(&self->t);
+		defaults_child(self);
+		_exit(0);
+	}
+	turns_parent(&self->t);
+	ASSERT_EQ(0, FROM_CHILD(&self->t));
+	/* here: no defaults; a new device has the module parameters' */
+	EXPECT_TRUE(defaults_busypoll_is(self->ys, -1));
+	ASSERT_EQ(0, module_param_u64("vhost_admin", "busypoll_us", &busy));
+	ASSERT_EQ(0, module_param_u64("vhost_admin", "zcopy_min_len", &minlen));
+	ASSERT_EQ(0, dev_open(&c, &id));
+	d = adm_get(self->ys, id);
+	ASSERT_NE(NULL, d);
+	EXPECT_EQ(busy, d->admin_busypoll_us);
+	EXPECT_EQ(minlen, d->zcopy_min_len);
+	vhost_dev_get_rsp_free(d);
+	vnet_close(&c);
+	ASSERT_EQ(0, TO_CHILD(&self->t, 0));
+	EXPECT_EQ(0, wait_child(pid));
+}
+
+static void tenant_defaults_child(FIXTURE_DATA(ns) *self)
+{
+	struct vhost_dev_get_rsp *d;
+	struct ynl_sock *ys;
+	uint64_t minlen;
+	struct vnet b;
+	int id;
+
+	CHILD_CHECK(!module_param_u64("vhost_admin", "zcopy_min_len", &minlen));
+	enter_userns(CLONE_NEWNET | CLONE_NEWNS);
+	ys = adm_open();
+	CHILD_CHECK(ys);
+	/* nothing granted: no default either */
+	CHILD_CHECK(defaults_set(ys, 10, -1) == -EPERM);
+	CHILD_CHECK(defaults_busypoll_is(ys, -1));
+	CHILD_CHECK(!TO_PARENT(&self->t, 0));
+	/* the host granted busy polling up to BOUND, and set defaults */
+	CHILD_CHECK(FROM_PARENT(&self->t) == 0);
+	CHILD_CHECK(defaults_set(ys, BOUND + 1, -1) == -EPERM);
+	CHILD_CHECK(defaults_set(ys, -1, 1024) == -EPERM);
+	CHILD_CHECK(defaults_busypoll_is(ys, 200));
+	/* applied within the policy: busy polling to its bound only */
+	CHILD_CHECK(!dev_open(&b, &id));
+	d = adm_get(ys, id);
+	CHILD_CHECK(d && d->admin_busypoll_us == BOUND &&
+		    d->zcopy_min_len == minlen);
+	vhost_dev_get_rsp_free(d);
+	vnet_close(&b);
+	/* what it may set, it may set as a default */
+	CHILD_CHECK(!defaults_set(ys, 20, -1));
+	CHILD_CHECK(!dev_open(&b, &id));
+	d = adm_get(ys, id);
+	CHILD_CHECK(d && d->admin_busypoll_us == 20);
+	vhost_dev_get_rsp_free(d);
+	vnet_close(&b);
+	ynl_sock_destroy(ys);
+}
+
+/* The host in the network namespace of pid: a policy and defaults. */
+static void host_defaults_in(pid_t pid)
+{
+	struct ynl_sock *ys = host_enter(pid);
+
+	CHILD_CHECK(!policy_set(ys, VHOST_TUNABLE_ADMIN_BUSYPOLL_US, BOUND));
+	/* the host is bound by no policy */
+	CHILD_CHECK(!defaults_set(ys, 200, 2048));
+	ynl_sock_destroy(ys);
+}
+
+/*
+ * A tenant sets defaults only of what the host's policy grants it, within
+ * the bound; defaults the host set in its namespace are applied to its
+ * devices within the policy too.
+ */
+TEST_F(ns, tenant_defaults_are_bound_by_the_host_policy)
+{
+	pid_t pid, host;
+
+	pid = fork();
+	ASSERT_GE(pid, 0);
+	if (!pid) {
+		turns_child(&self->t);
+		tenant_defaults_child(self);
+		_exit(0);
+	}
+	turns_parent(&self->t);
+	ASSERT_EQ(0, FROM_CHILD(&self->t));
+	host = fork();
+	ASSERT_GE(host, 0);
+	if (!host) {
+		host_defaults_in(pid);
+		_exit(0);
+	}
+	EXPECT_EQ(0, wait_child(host));
 	ASSERT_EQ(0, TO_CHILD(&self->t, 0));
 	EXPECT_EQ(0, wait_child(pid));
 }

@@ -1090,7 +1090,7 @@ TEST_F_TIMEOUT(scale, dumps_of_300_devices_while_others_come_and_go, 300)
 		if (rounds >= 100)
 			break;
 		/* devices */
-		dl = vhost_dev_get_dump(self->ys);
+		dl = adm_dev_dump(self->ys);
 		ASSERT_NE(NULL, dl) TH_LOG("%s", self->ys->err.msg);
 		n = 0;
 		ynl_dump_foreach(dl, d)

@@ -12,6 +12,7 @@
  * the device open, idle, until SIGTERM or SIGINT.  Not a test.
  *
  *   vhost_net_hold [-n COUNT] [-t SECONDS] [-s BYTES] [-b BATCH] [-i USEC] [-x]
+ *   vhost_net_hold -m TAP [-q PAIRS]
  *
  *   -n COUNT    send COUNT frames, then stop (0: none; default: no limit)
  *   -t SECONDS  stop sending after SECONDS
@@ -19,6 +20,11 @@
  *   -b BATCH    frames per kick (default 32)
  *   -i USEC     pause between batches (default 1000)
  *   -x          exit after stopping instead of holding the device
+ *   -m TAP      a virtio-net NIC of PAIRS queue pairs as QEMU sets it up:
+ *               PAIRS devices (-q, default 1), each fed by one queue of the
+ *               multiqueue TAP named TAP (made if it does not exist);
+ *               prints "<vhostA>,<vhostB>,... <TAP>", sends nothing and
+ *               holds them until SIGTERM or SIGINT
  *
  * Signals: SIGUSR1 stops sending (counts printed, device kept); SIGTERM and
  * SIGINT stop sending if needed, print the counts if not printed yet, close
@@ -34,7 +40,16 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <fcntl.h>
+#include <net/if.h>
+#include <linux/if_tun.h>
+#include <linux/virtio_net.h>
+#include <sys/ioctl.h>
+
 #include "vhost_net_lib.h"
+
+/* Queue pairs of -m at most. */
+#define MQ_PAIRS_MAX	16
 
 static volatile sig_atomic_t stop_req, term_req;
 
@@ -56,9 +71,63 @@ static double now(void)
 static void usage(const char *prog)
 {
 	fprintf(stderr,
-		"usage: %s [-n count] [-t seconds] [-s bytes] [-b batch] [-i usec] [-x]\n",
-		prog);
+		"usage: %s [-n count] [-t seconds] [-s bytes] [-b batch] [-i usec] [-x]\n"
+		"       %s -m tap [-q pairs]\n",
+		prog, prog);
 	exit(2);
+}
+
+/* The queues of the multiqueue TAP ifname into fds[n]: 0 or -errno. */
+static int mq_tap(const char *ifname, int *fds, int n)
+{
+	struct ifreq ifr = { .ifr_flags = IFF_TAP | IFF_NO_PI | IFF_VNET_HDR |
+					  IFF_MULTI_QUEUE };
+	int i, len = sizeof(struct virtio_net_hdr_v1);
+
+	snprintf(ifr.ifr_name, IFNAMSIZ, "%s", ifname);
+	for (i = 0; i < n; i++) {
+		fds[i] = open("/dev/net/tun", O_RDWR | O_CLOEXEC);
+		if (fds[i] < 0 || ioctl(fds[i], TUNSETIFF, &ifr) < 0 ||
+		    ioctl(fds[i], TUNSETVNETHDRSZ, &len) < 0)
+			return -errno;
+	}
+	return 0;
+}
+
+/* -m: the devices of a multiqueue NIC, held until SIGTERM or SIGINT. */
+static int hold_mq(const char *ifname, int pairs, struct vnet_opts *o)
+{
+	struct vnet n[MQ_PAIRS_MAX];
+	int fds[MQ_PAIRS_MAX], i, r;
+	char name[32];
+	sigset_t block, old;
+
+	r = mq_tap(ifname, fds, pairs);
+	for (i = 0; !r && i < pairs; i++) {
+		r = vnet_open(&n[i], o);
+		if (!r)
+			r = vnet_set_backend(&n[i], VNET_TX, fds[i]);
+		if (!r)
+			r = vnet_set_backend(&n[i], VNET_RX, fds[i]);
+		if (!r)
+			r = vhost_fd_name(n[i].vhost_fd, name, sizeof(name));
+		if (!r)
+			printf("%s%s", i ? "," : "", name);
+	}
+	if (r) {
+		fprintf(stderr, "vhost_net_hold: -m %s: %s\n", ifname,
+			strerror(-r));
+		return 1;
+	}
+	printf(" %s\n", ifname);
+	fflush(stdout);
+	sigemptyset(&block);
+	sigaddset(&block, SIGTERM);
+	sigaddset(&block, SIGINT);
+	sigprocmask(SIG_BLOCK, &block, &old);
+	while (!term_req)
+		sigsuspend(&old);
+	return 0;
 }
 
 int main(int argc, char **argv)
@@ -73,10 +142,18 @@ int main(int argc, char **argv)
 	uint8_t frame[2048];
 	char name[32];
 	size_t len = 64;
+	const char *mq = NULL;
+	int pairs = 1;
 	struct vnet n;
 
-	while ((opt = getopt(argc, argv, "n:t:s:b:i:x")) != -1) {
+	while ((opt = getopt(argc, argv, "n:t:s:b:i:xm:q:")) != -1) {
 		switch (opt) {
+		case 'm':
+			mq = optarg;
+			break;
+		case 'q':
+			pairs = atoi(optarg);
+			break;
 		case 'n':
 			count = atoll(optarg);
 			break;
@@ -100,7 +177,8 @@ int main(int argc, char **argv)
 		}
 	}
 	if (optind != argc || len < 60 || len > 1514 || batch < 1 ||
-	    interval < 0 || count < -1)
+	    interval < 0 || count < -1 || pairs < 1 || pairs > MQ_PAIRS_MAX ||
+	    (mq && strlen(mq) >= IFNAMSIZ))
 		usage(argv[0]);
 
 	sigemptyset(&sa.sa_mask);
@@ -108,6 +186,8 @@ int main(int argc, char **argv)
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGINT, &sa, NULL);
 
+	if (mq)
+		return hold_mq(mq, pairs, &o);
 	r = vnet_open(&n, &o);
 	if (r) {
 		fprintf(stderr, "vhost_net_hold: vnet_open: %s\n", strerror(-r));

@@ -300,7 +300,7 @@ def cmd_stats_sysfs(json_path, dump_path):
     fail(msgs)
 
 QUEUE_ATTRS = ('type', 'num', 'owner_busypoll_us', 'busypoll_us',
-               'metamap_valid')
+               'metamap_valid', 'worker_pid')
 
 def queue_files(sysfs, i):
     p = 'queues/vq%d/' % i
@@ -448,7 +448,8 @@ sysfs_dump() {	# sysfs_dump DEV [queue-attrs]
 
 	[ "${2:-}" = queue-attrs ] &&
 		files='queues/vq*/type queues/vq*/num queues/vq*/owner_busypoll_us
-		       queues/vq*/busypoll_us queues/vq*/metamap_valid'
+		       queues/vq*/busypoll_us queues/vq*/metamap_valid
+		       queues/vq*/worker_pid'
 	(
 		cd "$SYS/$1" || exit 1
 		for f in $files; do
@@ -665,6 +666,173 @@ t_set_by_tap_name() {
 	[ "$(sysv "$dev/zcopy_min_len")" = 300 ] || { echo "zcopy_min_len not 300"; return 1; }
 	vc set "$tap" zcopy-min-len "$old" || return 1
 	[ "$(sysv "$dev/zcopy_min_len")" = "$old" ]
+}
+
+# ---- tests: a virtual machine's NIC, by its TAP and by label ---------------
+
+# A multiqueue NIC as QEMU sets it up: PAIRS devices on the multiqueue TAP
+# named TAP, owned by one holder.  Sets mq_pid mq_devs (space-separated).
+start_mq() {	# start_mq TAG TAP PAIRS
+	start_holder "$1" -m "$2" -q "$3" || return 1
+	mq_pid=$hold_pid
+	mq_devs=${hold_dev//,/ }
+	[ "$hold_tap" = "$2" ] && [ "$(echo "$mq_devs" | wc -w)" = "$3" ] ||
+		{ echo "holder printed: $(cat "$tmp/$1.out")"; return 1; }
+}
+
+stop_mq() {
+	kill -TERM "$mq_pid" 2> /dev/null
+	wait "$mq_pid" 2> /dev/null
+	return 0
+}
+
+# every device of mq_devs has sysfs FILE = VALUE
+mq_all() {	# mq_all FILE VALUE
+	local d
+
+	for d in $mq_devs; do
+		[ "$(sysv "$d/$1")" = "$2" ] ||
+			{ echo "$d: $1 is '$(sysv "$d/$1")', want '$2'"; return 1; }
+	done
+}
+
+# One set by the TAP's name sets each queue pair's device, all or none;
+# the label set with it selects them, as does their owner; show, stats and
+# queue show by TAP list them all, each queue with its worker, a thread of
+# the owner.
+t_mq_tap_set_by_tap_label_owner() {
+	local mqtap=vhmq$$ n w sel other r=0
+
+	start_mq mq "$mqtap" 4 || return 1
+	other=$(sysv "$dev/zcopy_min_len")
+	vc set dev "$mqtap" busypoll-us 33 label vm-mq || { stop_mq; return 1; }
+	mq_all admin_busypoll_us 33 && mq_all label vm-mq || r=1
+	# a refused value: none changed
+	expect_state=tunables expect_error 1 '^Error: ' \
+		vc set dev "$mqtap" busypoll-us 44 zcopy-min-len 10 || r=1
+	mq_all admin_busypoll_us 33 || r=1
+	vc set label vm-mq zcopy-min-len 1000 || r=1
+	mq_all zcopy_min_len 1000 || r=1
+	[ "$(sysv "$dev/zcopy_min_len")" = "$other" ] ||
+		{ echo "$dev changed by another VM's label"; r=1; }
+	vc set owner "$mq_pid" zcopy-min-len 1200 || r=1
+	mq_all zcopy_min_len 1200 || r=1
+	for sel in "dev $mqtap" "label vm-mq" "owner $mq_pid"; do
+		# shellcheck disable=SC2086
+		n=$(vc -j show $sel | jq length)
+		[ "$n" = 4 ] || { echo "show $sel: $n devices"; r=1; }
+		# shellcheck disable=SC2086
+		n=$(vc -j stats $sel | jq length)
+		[ "$n" = 4 ] || { echo "stats $sel: $n replies"; r=1; }
+	done
+	vc show dev "$mqtap" | grep -c ' label vm-mq$' | grep -qx 4 ||
+		{ vc show dev "$mqtap"; r=1; }
+	vc -j queue show dev "$mqtap" > "$tmp/mq-queues" || r=1
+	n=$(jq length < "$tmp/mq-queues")
+	[ "$n" = 8 ] || { echo "queue show: $n queues"; r=1; }
+	for w in $(jq '.[]["worker-pid"]' < "$tmp/mq-queues"); do
+		[ -e "/proc/$mq_pid/task/$w" ] ||
+			{ echo "worker $w is no thread of $mq_pid"; r=1; }
+	done
+	n=$(jq '[.[]["worker-pid"]] | unique | length' < "$tmp/mq-queues")
+	[ "$n" = 4 ] || { echo "$n workers for 4 devices"; r=1; }
+	# "" takes the label away
+	vc set dev "$mqtap" label "" || r=1
+	mq_all label "" || r=1
+	expect_error 1 '^Error: device not found\.$' vc show label vm-mq || r=1
+	stop_mq
+	return "$r"
+}
+
+# The shipped udev rule, run by a real systemd-udevd: the devices of a TAP
+# it matches get its setting within a second of SET_BACKEND, another
+# device keeps the default.
+t_udev_rule_applies() {
+	local udevd rules=/run/udev/rules.d pfx=vhud$$ t0 ok n default r=0
+	local rule=$top/tools/vhostctl/examples/60-vhost-tuning.rules
+
+	udevd=$(command -v systemd-udevd || echo /lib/systemd/systemd-udevd)
+	[ -x "$udevd" ] || { echo "no systemd-udevd"; return 1; }
+	[ -f "$rule" ] || { echo "no $rule"; return 1; }
+	mkdir -p "$rules" /run/udev || return 1
+	sed -e "s|web01-\*|$pfx-*|" -e "s|/usr/sbin/vhostctl|$VHOSTCTL|" \
+		"$rule" > "$rules/60-vhost-tuning-test.rules"
+	"$udevd" > "$tmp/udevd.log" 2>&1 &
+	udevd_pid=$!
+	pids+=("$udevd_pid")
+	wait_for 30 udevadm control --ping ||
+		{ echo "udevd did not start:"; cat "$tmp/udevd.log"; r=1; }
+	default=$(cat /sys/module/vhost_admin/parameters/busypoll_us)
+	[ "$default" != 50 ] || { echo "the default is the rule's value"; r=1; }
+	t0=$(date +%s.%N)
+	[ "$r" = 0 ] && start_mq ud "$pfx-n0" 2 || r=1
+	if [ "$r" = 0 ]; then
+		# the holder printed after SET_BACKEND: one second from then
+		ok=
+		for n in $(seq 20); do
+			mq_all admin_busypoll_us 50 > /dev/null && ok=1 && break
+			sleep 0.05
+		done
+		echo "rule applied $(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.2f", b - a }') s after the holder started"
+		[ -n "$ok" ] || { mq_all admin_busypoll_us 50; r=1; }
+		stop_mq
+		# a device of a TAP the rule does not match, while udevd runs
+		if start_holder nm -n 0; then
+			udevadm settle -t 10
+			sleep 1
+			[ "$(sysv "$hold_dev/admin_busypoll_us")" = "$default" ] ||
+				{ echo "$hold_dev (backend $hold_tap): busypoll $(sysv "$hold_dev/admin_busypoll_us")"; r=1; }
+			kill -TERM "$hold_pid"
+			wait "$hold_pid"
+		else
+			r=1
+		fi
+	fi
+	kill -TERM "$udevd_pid"
+	wait "$udevd_pid" 2> /dev/null
+	rm -f "$rules/60-vhost-tuning-test.rules"
+	return "$r"
+}
+
+# The shipped libvirt hook, against a domain XML: at "started" it labels
+# the devices of the domain's TAPs (not of its disks) with the domain's
+# name and applies the domain's settings file to them; at "stopped",
+# nothing.
+t_libvirt_hook() {
+	local hook=$top/tools/vhostctl/examples/libvirt-qemu-hook
+	local hktap=vhhk$$ other r=0
+
+	[ -x "$hook" ] || { echo "no $hook"; return 1; }
+	start_mq hk "$hktap" 2 || return 1
+	other=$(sysv "$dev/label")
+	mkdir -p "$tmp/domains"
+	printf '# web-hook tuning\nbusypoll-us 42 zcopy-min-len 2048\n\nmetamap batch # read-ahead\n' \
+		> "$tmp/domains/web-hook"
+	cat > "$tmp/domain.xml" <<-EOF
+	<domain type='kvm'>
+	  <name>web-hook</name>
+	  <devices>
+	    <disk type='file' device='disk'><target dev='vda' bus='virtio'/></disk>
+	    <interface type='ethernet'>
+	      <target dev='$hktap'/>
+	      <model type='virtio'/>
+	      <driver name='vhost' queues='2'/>
+	    </interface>
+	  </devices>
+	</domain>
+	EOF
+	VHOSTCTL=$VHOSTCTL VHOSTCTL_DOMAINS=$tmp/domains \
+		"$hook" web-hook stopped end - < "$tmp/domain.xml" || r=1
+	mq_all label "" || r=1
+	VHOSTCTL=$VHOSTCTL VHOSTCTL_DOMAINS=$tmp/domains \
+		"$hook" web-hook started begin - < "$tmp/domain.xml" 2> "$tmp/hook.err" ||
+		r=1
+	[ ! -s "$tmp/hook.err" ] || { cat "$tmp/hook.err"; r=1; }
+	mq_all label web-hook && mq_all admin_busypoll_us 42 &&
+		mq_all zcopy_min_len 2048 && mq_all metamap 2 || r=1
+	[ "$(sysv "$dev/label")" = "$other" ] || { echo "$dev labelled"; r=1; }
+	stop_mq
+	return "$r"
 }
 
 t_set_by_id() {
@@ -1050,6 +1218,36 @@ t_unprivileged_monitor() {
 		vc_unpriv monitor
 }
 
+# The read-only group: joined without CAP_NET_ADMIN, it hears devices come,
+# change (with their label) and go, without their backend; the same caller
+# reads counters and is refused any change.
+t_unprivileged_watch() {
+	local wpid r=0 wdev
+
+	[ -n "$SETPRIV" ] || { skip_reason="no setpriv"; return $KSFT_SKIP; }
+	"$SETPRIV" --inh-caps=-net_admin --bounding-set=-net_admin -- \
+		"$VHOSTCTL" -j monitor watch > "$tmp/watch" 2> "$tmp/watch.err" &
+	wpid=$!
+	sleep 1
+	start_holder w -n 0 || { kill "$wpid"; return 1; }
+	wdev=$hold_dev
+	vc set dev "$wdev" label watched || r=1
+	kill -TERM "$hold_pid"
+	wait "$hold_pid"
+	wait_for 30 grep -q "\"event\":\"del\",\"id\":${wdev#vhost}," "$tmp/watch" ||
+		{ echo "no del event"; r=1; }
+	kill -TERM "$wpid"
+	wait "$wpid" || { cat "$tmp/watch.err"; r=1; }
+	cat "$tmp/watch"
+	grep -q "\"event\":\"add\",\"id\":${wdev#vhost}," "$tmp/watch" || { echo "no add"; r=1; }
+	grep -q '"label":"watched"' "$tmp/watch" || { echo "no label change"; r=1; }
+	! grep -q backend "$tmp/watch" || { echo "backend in watch"; r=1; }
+	vc_unpriv -j stats dev "$dev" > /dev/null || { echo "stats refused"; r=1; }
+	expect_error 1 '^Error: Operation not permitted\.$' \
+		vc_unpriv set dev "$dev" busypoll-us 1 || r=1
+	return "$r"
+}
+
 # ---- tests: monitor -------------------------------------------------------------
 
 monitor_started=
@@ -1312,6 +1510,34 @@ t_netns_selects_devices() {
 	vc -n "$TNS" set dev "$tdev" zcopy-min-len 256
 }
 
+# Defaults set in a namespace (-n): shown there, not here; a device owned
+# there gets them, one owned here does not.
+t_defaults_in_a_netns() {
+	local busy r=0
+
+	[ -e "$NETNS_DIR/$HNS" ] || ip netns add "$HNS" || return 1
+	busy=$(cat /sys/module/vhost_admin/parameters/busypoll_us)
+	vc -n "$HNS" set defaults busypoll-us 77 zcopy-min-len 4096 || return 1
+	[ "$(vc -n "$HNS" show defaults)" = "busypoll-us 77 zcopy-min-len 4096" ] ||
+		{ vc -n "$HNS" show defaults; r=1; }
+	[ "$(vc -n "$HNS" -j show defaults)" = '{"admin-busypoll-us":77,"zcopy-min-len":4096}' ] ||
+		{ vc -n "$HNS" -j show defaults; r=1; }
+	[ -z "$(vc show defaults)" ] || { vc show defaults; r=1; }
+	expect_error 1 '^Error: integer out of range\.$' \
+		vc -n "$HNS" set defaults busypoll-us 2000000 || r=1
+	hold_in="ip netns exec $HNS" start_holder dn -n 0 || return 1
+	[ "$(vc -n "$HNS" -j show dev "$hold_dev" | jq -c '.[0] | [."admin-busypoll-us", ."zcopy-min-len"]')" = \
+	  "[77,4096]" ] || { vc -n "$HNS" show dev "$hold_dev"; r=1; }
+	kill -TERM "$hold_pid"
+	wait "$hold_pid"
+	start_holder dh -n 0 || return 1
+	[ "$(sysv "$hold_dev/admin_busypoll_us")" = "$busy" ] ||
+		{ echo "$hold_dev here: busypoll $(sysv "$hold_dev/admin_busypoll_us")"; r=1; }
+	kill -TERM "$hold_pid"
+	wait "$hold_pid"
+	return "$r"
+}
+
 t_tenant_show_policy() {
 	setup_tenant || return 1
 	tenant show policy > "$tmp/t" && tenant -j show policy > "$tmp/j" &&
@@ -1399,6 +1625,9 @@ tests=(
 	dev_by_tap_name
 	dev_by_id
 	set_by_tap_name
+	mq_tap_set_by_tap_label_owner
+	udev_rule_applies
+	libvirt_hook
 	set_by_id
 	batch
 	queue_show_equals_sysfs
@@ -1435,6 +1664,7 @@ tests=(
 	unprivileged_set_is_eperm
 	unprivileged_show
 	unprivileged_monitor
+	unprivileged_watch
 	monitor_sees_change
 	monitor_no_event_without_change
 	monitor_sees_add_del
@@ -1447,6 +1677,7 @@ tests=(
 	policy_set_refused_in_host_ns
 	netns_missing
 	netns_selects_devices
+	defaults_in_a_netns
 	tenant_show_policy
 	tenant_set_refused
 	tenant_set_after_grant
