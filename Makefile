@@ -18,7 +18,7 @@ help:
 	@echo "make refresh-patches  rewrite patches/ from commits in build/linux"
 	@echo "make regen            regenerate the netlink code from the YNL spec"
 	@echo "make deb              Debian packages vhost-metamap-dkms, vhostctl into build/deb"
-	@echo "make check-distro     the packages on Debian 12's and 13's own 6.12 kernels (SMAP on and off)"
+	@echo "make check-distro     the packages on Debian 12's (SMAP off) and 13's (SMAP on) own 6.12 kernels"
 	@echo "scripts/vm --smap on|off -- CMD   run CMD in a guest"
 
 check:
@@ -69,7 +69,8 @@ bench-page:
 
 # The Debian packages (issue 18): vhost-metamap-dkms and vhostctl into
 # build/deb/; check-distro tests them on Debian 12's and 13's own 6.12
-# kernels (build/distro/<release>/), SMAP on and off.
+# kernels (build/distro/<release>/), Debian 13 SMAP on, Debian 12 SMAP off
+# (DISTRO_MATRIX=full: both modes on both).
 .PHONY: deb check-distro
 deb:
 	@scripts/deb
