@@ -39,16 +39,18 @@ GUEST_PARTS_ALL="datapath admin migration"
 # part_programs PART: the programs of PART, one per line, a program that
 # runs N times given N times (as each run reports "PROGRAM: ..." once).
 part_programs() {
-	local t
+	local t progs
+	# the selftests' kselftest programs, as their Makefile lists them
+	progs=$(sed -n 's/^TEST_GEN_PROGS := //p' "$TOP/tools/testing/selftests/vhost/Makefile")
 	case "$1" in
 	datapath)
 		echo vhost_net; echo vhost_net; echo vhost_net
-		for t in $(sed -n 's/^TEST_GEN_PROGS := //p' 				"$TOP/tools/testing/selftests/vhost/Makefile"); do
+		for t in $progs; do
 			case "$t" in vhost_net|vhost_admin*) ;; *) echo "$t" ;; esac
 		done
 		echo vhost_stress; echo testpmd_in_order.sh ;;
 	admin)
-		for t in $(sed -n 's/^TEST_GEN_PROGS := //p' 				"$TOP/tools/testing/selftests/vhost/Makefile"); do
+		for t in $progs; do
 			case "$t" in vhost_admin*) echo "$t" ;; esac
 		done
 		echo vhostctl.sh ;;
