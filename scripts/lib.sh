@@ -28,6 +28,58 @@ metamap_mode_set() {
 	echo "$1" > "$2" 2>/dev/null && [ "$(cat "$2" 2>/dev/null)" = "$1" ]
 }
 
+# The guest's tests in three parts (scripts/guest-selftests runs those
+# GUEST_PARTS names, all by default).  "datapath": what reads or writes
+# guest memory, so what SMAP changes (vhost_net in each metadata mode, the
+# other selftest programs, the stress smoke, testpmd); "admin": the admin
+# plane (the vhost_admin* programs and vhostctl.sh), whose code touches no
+# guest memory; "migration": the live-migration test with a real VMM.
+GUEST_PARTS_ALL="datapath admin migration"
+
+# part_programs PART: the programs of PART, one per line, a program that
+# runs N times given N times (as each run reports "PROGRAM: ..." once).
+part_programs() {
+	local t progs
+	# the selftests' kselftest programs, as their Makefile lists them
+	progs=$(sed -n 's/^TEST_GEN_PROGS := //p' "$TOP/tools/testing/selftests/vhost/Makefile")
+	case "$1" in
+	datapath)
+		echo vhost_net; echo vhost_net; echo vhost_net
+		for t in $progs; do
+			case "$t" in vhost_net|vhost_admin*) ;; *) echo "$t" ;; esac
+		done
+		echo vhost_stress; echo testpmd_in_order.sh ;;
+	admin)
+		for t in $progs; do
+			case "$t" in vhost_admin*) echo "$t" ;; esac
+		done
+		echo vhostctl.sh ;;
+	migration)
+		echo check-migration ;;
+	esac
+}
+
+# parts_result LOG TAG PARTS: append to LOG a result of its own: every
+# program of PARTS ran in this guest, as many times as part_programs says
+# (scripts/ktap-run reports each run as "PROGRAM: ...", whatever its end).
+# A program the guest never started fails it.
+parts_result() {
+	local out=$1 tag=$2 parts=$3 n part p want got missing=
+	n=$(grep -c -E '^\[[^]]*\] (not )?ok [0-9]+ ' "$out")
+	for part in $parts; do
+		while read -r want p; do
+			got=$(grep -c -E "^\\[[^]]*\\] (not )?ok [0-9]+ ${p//./\\.}: " "$out")
+			[ "$got" -ge "$want" ] || missing+=" $p (${got} of $want runs)"
+		done < <(part_programs "$part" | sort | uniq -c)
+	done
+	n=$((n + 1))
+	if [ -z "$missing" ]; then
+		echo "[$tag] ok $n every program of the parts '$parts' ran" >> "$out"
+	else
+		echo "[$tag] not ok $n every program of the parts '$parts' ran: missing$missing" >> "$out"
+	fi
+}
+
 # guest_results LOG TAG SMAP STATUS CONSOLE: append to LOG, after the
 # guest's own results, the results a guest run adds of itself, numbered on
 # from the last: the SMAP mode its cpu really has (from the "vm: ...
