@@ -205,6 +205,38 @@ static void expect_map(struct __test_metadata *_metadata,
  * queue), and only the first chain of each read-ahead is not counted as
  * batched.
  */
+/*
+ * A read-ahead serves several chains: 64 TX chains published at once are
+ * read in one fill through uaccess, two if the ring wraps among them.
+ * (Chains sent one at a time are read as the worker catches up with the
+ * driver, which depends on how the vCPUs run.)
+ */
+static void burst_one_fill(struct __test_metadata *_metadata,
+			   FIXTURE_DATA(metamap) *self)
+{
+	struct metamap_stats s0, s1;
+	uint8_t frame[60], got[60];
+	int i;
+
+	stats(_metadata, self, VNET_TX, &s0);
+	for (i = 0; i < 64; i++) {
+		frame_fill(frame, sizeof(frame), NULL, 9000 + i);
+		ASSERT_EQ(0, vnet_tx_add(&self->n, NULL, frame, sizeof(frame)));
+	}
+	vnet_kick(&self->n, VNET_TX);
+	for (i = 0; i < 64; i++) {
+		ASSERT_EQ((int)sizeof(got), wire_recv(&self->n, got, sizeof(got),
+						      5000));
+		EXPECT_EQ(9000 + i, (int)frame_seq(got));
+	}
+	ASSERT_EQ(0, vnet_tx_drain(&self->n, 5000));
+	stats(_metadata, self, VNET_TX, &s1);
+	EXPECT_LE(1, s1.uaccess_fills - s0.uaccess_fills);
+	EXPECT_GE(2, s1.uaccess_fills - s0.uaccess_fills)
+		TH_LOG("64 chains published at once: %lu fills",
+		       s1.uaccess_fills - s0.uaccess_fills);
+}
+
 TEST_F(metamap, fast_path_counters)
 {
 	const int chains = 1000;
@@ -212,6 +244,8 @@ TEST_F(metamap, fast_path_counters)
 	int q;
 
 	traffic(_metadata, self, chains);
+	if (variant->mode == METAMAP_BATCH)
+		burst_one_fill(_metadata, self);
 	for (q = 0; q < 2; q++) {
 		expect_map(_metadata, self, variant, q, 0);
 		stats(_metadata, self, q, &s);
@@ -223,8 +257,7 @@ TEST_F(metamap, fast_path_counters)
 			EXPECT_LT(s.fallback * 100, s.fast);
 			EXPECT_LE(s.uaccess_fills, s.fallback);
 		} else if (variant->mode == METAMAP_BATCH) {
-			/* a read-ahead serves several chains */
-			EXPECT_LT(s.uaccess_fills * 2, chains);
+			EXPECT_LE(1, s.uaccess_fills);
 			EXPECT_EQ(0, s.fallback);
 		} else {
 			EXPECT_EQ(0, s.fallback);
