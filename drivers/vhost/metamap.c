@@ -116,11 +116,15 @@ static void vhost_metamap_stat_inc(struct vhost_metamap *map,
 /*
  * Where the kaddr[] of an invalid map point: the zero page, never freed.
  * A load issued under a mispredicted validity check reads zeroes from it,
- * and a store never retires; no stale page of the owner is reached.
+ * and a store never retires; no stale page of the owner is reached.  Its
+ * address is taken once: page_address() is not free, and the payload map
+ * selects it on every page it reads.
  */
+static void *vhost_metamap_safe __ro_after_init;
+
 static void *vhost_metamap_safe_page(void)
 {
-	return page_address(ZERO_PAGE(0));
+	return vhost_metamap_safe;
 }
 
 /* Make the map invalid; map->lock held. */
@@ -168,6 +172,148 @@ static const struct mmu_interval_notifier_ops vhost_metamap_ops = {
 	.invalidate = vhost_metamap_invalidate,
 };
 
+static void vhost_metamap_xlate_empty(struct vhost_metamap *map)
+{
+	unsigned int i;
+
+	for (i = 0; i < VHOST_METAMAP_XLATE; i++)
+		map->xlate[i] = (struct vhost_metamap_xlate){ .start = U64_MAX };
+	map->xlate_next = 0;
+}
+
+static bool vhost_metamap_payload_invalidate(struct mmu_interval_notifier *mni,
+					     const struct mmu_notifier_range *range,
+					     unsigned long cur_seq)
+{
+	struct vhost_metamap_region *r =
+		container_of(mni, struct vhost_metamap_region, notifier);
+	struct vhost_metamap *map = r->map;
+
+	/*
+	 * A section of the payload map copies one buffer's bytes, at most a
+	 * page (the buffers vhost-net builds in place are smaller than a
+	 * page): the wait here is that copy at most.  Every entry of the
+	 * region is stale once the sequence moves.
+	 */
+	spin_lock(&map->lock);
+	mmu_interval_set_seq(mni, cur_seq);
+	WRITE_ONCE(map->stats.payload_invalidations,
+		   map->stats.payload_invalidations + 1);
+	spin_unlock(&map->lock);
+	return true;
+}
+
+static const struct mmu_interval_notifier_ops vhost_metamap_payload_ops = {
+	.invalidate = vhost_metamap_payload_invalidate,
+};
+
+/*
+ * Forget the payload map: unregister the regions' notifiers (which waits
+ * for running callbacks: never under map->lock) and free it.  Sleeps;
+ * vq->mutex held or the queue stopped.
+ */
+static void vhost_metamap_payload_release(struct vhost_metamap *map)
+{
+	struct vhost_metamap_payload *pl = map->payload;
+	unsigned int i;
+
+	if (!pl)
+		return;
+	spin_lock(&map->lock);
+	WRITE_ONCE(map->payload, NULL);
+	spin_unlock(&map->lock);
+	for (i = 0; i < pl->nregions; i++)
+		mmu_interval_notifier_remove(&pl->regions[i].notifier);
+	kvfree(pl->regions);
+	kvfree(pl->page);
+	kfree(pl);
+}
+
+/*
+ * Arm the payload map of a queue in mode map: one notifier per region of
+ * the device's memory table.  A device with an IOTLB translates through it,
+ * not through the table: its queues copy through uaccess.  Only from
+ * ioctl context (the mode, SET_MEM_TABLE); a failure leaves the queue on
+ * uaccess until the next of those.  Sleeps; vq->mutex held.
+ */
+static void vhost_metamap_payload_arm(struct vhost_virtqueue *vq)
+{
+	struct vhost_metamap *map = vq->metamap;
+	struct vhost_iotlb *umem = vq->dev->umem;
+	const struct vhost_iotlb_map *m;
+	struct vhost_metamap_payload *pl;
+	struct mm_struct *mm = vq->dev->mm;
+	unsigned int i, n = 0;
+
+	lockdep_assert_held(&vq->mutex);
+	if (map->payload || map->mode != VHOST_METAMAP_MODE_MAP || !umem ||
+	    vq->dev->iotlb || !mm || !umem->nmaps)
+		return;
+	pl = kzalloc(sizeof(*pl), GFP_KERNEL_ACCOUNT);
+	if (!pl)
+		goto fail;
+	pl->page = kvcalloc(VHOST_METAMAP_PAGES, sizeof(*pl->page),
+			    GFP_KERNEL_ACCOUNT);
+	if (!pl->page)
+		goto fail;
+	for (i = 0; i < VHOST_METAMAP_PAGES; i++)
+		pl->page[i].upfn = ~0UL;
+	pl->regions = kvcalloc(umem->nmaps, sizeof(*pl->regions),
+			       GFP_KERNEL_ACCOUNT);
+	if (!pl->regions)
+		goto fail;
+	/* As vhost_metamap_arm(): no notifier on an mm without users. */
+	if (!mmget_not_zero(mm))
+		goto fail;
+	/*
+	 * A region the notifier cannot see (a tagged address, a range that
+	 * wraps) stays with uaccess: it gets no notifier, and no page of it
+	 * is found.  Checked under mmap_lock, which the registration below
+	 * may take for write.
+	 */
+	mmap_read_lock(mm);
+	list_for_each_entry(m, &umem->list, link) {
+		unsigned long start = m->addr, len = m->size;
+
+		if (n == umem->nmaps)
+			break;
+		if (!len || start + len < start ||
+		    untagged_addr_remote(mm, start) != start)
+			continue;
+		pl->regions[n].map = map;
+		pl->regions[n].start = start;
+		pl->regions[n].end = start + len;
+		n++;
+	}
+	mmap_read_unlock(mm);
+	for (i = 0; i < n; i++) {
+		struct vhost_metamap_region *r = &pl->regions[i];
+
+		if (mmu_interval_notifier_insert(&r->notifier, mm, r->start,
+						 r->end - r->start,
+						 &vhost_metamap_payload_ops)) {
+			/* No half of a table: all of it, or uaccess. */
+			while (i--)
+				mmu_interval_notifier_remove(&pl->regions[i].notifier);
+			mmput(mm);
+			goto fail;
+		}
+	}
+	pl->nregions = n;
+	mmput(mm);
+	spin_lock(&map->lock);
+	WRITE_ONCE(map->payload, pl);
+	spin_unlock(&map->lock);
+	return;
+fail:
+	if (pl) {
+		kvfree(pl->regions);
+		kvfree(pl->page);
+	}
+	kfree(pl);
+	vhost_metamap_stat_inc(map, &map->stats.remap_failures);
+}
+
 /* Forget the ranges.  Sleeps; no reader may run (vq->mutex or stopped vq). */
 void vhost_metamap_release(struct vhost_virtqueue *vq)
 {
@@ -192,6 +338,8 @@ void vhost_metamap_release(struct vhost_virtqueue *vq)
 		r->npages = 0;
 	}
 	map->batch.n = 0;
+	vhost_metamap_xlate_empty(map);
+	vhost_metamap_payload_release(map);
 	map->retry_at = jiffies;
 	/* A quarantine stays: the poisoned page may still be mapped. */
 }
@@ -379,6 +527,55 @@ void vhost_metamap_drop_batch(struct vhost_virtqueue *vq)
 EXPORT_SYMBOL_GPL(vhost_metamap_drop_batch);
 
 /*
+ * The device's memory table is another one (VHOST_SET_MEM_TABLE, before
+ * the old one is freed): translate_desc() forgets its regions.  vq->mutex.
+ */
+void vhost_metamap_mem_changed(struct vhost_virtqueue *vq)
+{
+	struct vhost_metamap *map = vq->metamap;
+
+	lockdep_assert_held(&vq->mutex);
+	if (!map)
+		return;
+	vhost_metamap_xlate_empty(map);
+	vhost_metamap_payload_release(map);
+	vhost_metamap_payload_arm(vq);
+}
+EXPORT_SYMBOL_GPL(vhost_metamap_mem_changed);
+
+/**
+ * __vhost_metamap_xlate_fill - keep a region translate_desc() found
+ * @map: the queue's state
+ * @umem: the device's memory table, which @region is of
+ * @region: the region vhost_iotlb_itree_first() found
+ *
+ * Kept only if it overlaps no other region of the table: then it is what
+ * vhost_iotlb_itree_first() finds for any address in it.  A table whose
+ * regions overlap (which QEMU never sends) is walked each time, as before.
+ *
+ * Context: vq->mutex held; the queue has no IOTLB.
+ */
+void __vhost_metamap_xlate_fill(struct vhost_metamap *map,
+				struct vhost_iotlb *umem,
+				const struct vhost_iotlb_map *region)
+{
+	struct vhost_metamap_xlate *x;
+
+	lockdep_assert_held(&map->vq->mutex);
+	if (vhost_iotlb_itree_first(umem, region->start, region->last) != region ||
+	    vhost_iotlb_itree_next((struct vhost_iotlb_map *)region,
+				   region->start, region->last))
+		return;
+	x = &map->xlate[map->xlate_next];
+	map->xlate_next = (map->xlate_next + 1) % VHOST_METAMAP_XLATE;
+	x->start = region->start;
+	x->last = region->last;
+	x->addr = region->addr;
+	x->perm = region->perm;
+}
+EXPORT_SYMBOL_GPL(__vhost_metamap_xlate_fill);
+
+/*
  * The ring's addresses, size, features or endianness may have changed:
  * forget what was read ahead, and arm the map again unless it is armed for
  * this very ring.  Sleeps; ioctl context, vq->mutex held.
@@ -390,11 +587,13 @@ void vhost_metamap_config_changed(struct vhost_virtqueue *vq)
 	if (!map)
 		return;
 	vhost_metamap_drop_batch(vq);
-	if (map->mode != VHOST_METAMAP_MODE_MAP ||
-	    (map->armed && vhost_metamap_current(map)))
+	if (map->mode != VHOST_METAMAP_MODE_MAP)
 		return;
-	vhost_metamap_release(vq);
-	vhost_metamap_arm(vq);
+	if (!map->armed || !vhost_metamap_current(map)) {
+		vhost_metamap_release(vq);
+		vhost_metamap_arm(vq);
+	}
+	vhost_metamap_payload_arm(vq);
 }
 EXPORT_SYMBOL_GPL(vhost_metamap_config_changed);
 
@@ -484,6 +683,7 @@ int vhost_metamap_prepare(struct vhost_dev *dev)
 		u64_stats_init(&map->stats.syncp);
 		map->vq = vq;
 		map->retry_at = jiffies;
+		vhost_metamap_xlate_empty(map);
 		for (p = 0; p < VHOST_METAMAP_NPARTS; p++)
 			map->range[p].map = map;
 		if (mutex_lock_killable(&vq->mutex)) {
@@ -901,6 +1101,198 @@ bool __vhost_metamap_put16(struct vhost_metamap *map, void __user *uaddr,
 	return k;
 }
 EXPORT_SYMBOL_GPL(__vhost_metamap_put16);
+
+/*
+ * Find the page at the owner's address @uaddr for the payload map: GUP it
+ * (for write if @write), keep its kernel address with the notifier
+ * sequence of the region it is in, drop the reference.  Refused, as the
+ * ring map refuses, where it is in no region, in a VMA registered with
+ * userfaultfd, or where GUP refuses it (a hole, VM_IO or VM_PFNMAP,
+ * memfd_secret, hwpoison).  0, or -EAGAIN if the region was invalidated
+ * meanwhile, or -EPERM.  Sleeps; vq->mutex held, outside a section.
+ */
+static noinline int vhost_metamap_payload_fill(struct vhost_metamap *map,
+					       unsigned long uaddr, bool write)
+{
+	struct vhost_metamap_payload *pl = map->payload;
+	struct mm_struct *mm = map->vq->dev->mm;
+	struct vhost_metamap_region *r = NULL;
+	struct vhost_metamap_page *e;
+	struct vm_area_struct *vma;
+	unsigned long seq;
+	struct page *page;
+	int locked = 1;
+	unsigned int i;
+	long got;
+
+	for (i = 0; i < pl->nregions; i++) {
+		if (uaddr >= pl->regions[i].start && uaddr < pl->regions[i].end) {
+			r = &pl->regions[i];
+			break;
+		}
+	}
+	if (!r)
+		goto refused;
+	seq = mmu_interval_read_begin(&r->notifier);
+	/*
+	 * The worker runs in the owner's mm: a page that is mapped already,
+	 * the common case, is found without mmap_lock.  GUP-fast takes no
+	 * page of a VMA registered with userfaultfd: its pages are mapped
+	 * (uffd's faults are for what is not), and the ring map refuses such
+	 * a VMA only for the stores that would bypass its write protection,
+	 * which TX never makes.
+	 */
+	if (current->mm == mm &&
+	    get_user_pages_fast_only(uaddr & PAGE_MASK, 1,
+				     write ? FOLL_WRITE : 0, &page) == 1)
+		goto found;
+	mmap_read_lock(mm);
+	vma = find_vma(mm, uaddr);
+	if (!vma || vma->vm_start > uaddr || userfaultfd_armed(vma)) {
+		mmap_read_unlock(mm);
+		goto refused;
+	}
+	got = get_user_pages_remote(mm, uaddr & PAGE_MASK, 1,
+				    write ? FOLL_WRITE : 0, &page, &locked);
+	if (locked)
+		mmap_read_unlock(mm);
+	if (got != 1)
+		goto refused;
+found:
+	spin_lock(&map->lock);
+	if (mmu_interval_read_retry(&r->notifier, seq)) {
+		spin_unlock(&map->lock);
+		put_page(page);
+		return -EAGAIN;
+	}
+	e = &pl->page[(uaddr >> PAGE_SHIFT) & (VHOST_METAMAP_PAGES - 1)];
+	e->upfn = uaddr >> PAGE_SHIFT;
+	e->kaddr = page_address(page);
+	e->seq = seq;
+	e->region = i;
+	spin_unlock(&map->lock);
+	put_page(page);
+	vhost_metamap_stat_inc(map, &map->stats.payload_fills);
+	return 0;
+refused:
+	vhost_metamap_stat_inc(map, &map->stats.refused);
+	return -EPERM;
+}
+
+/*
+ * The kernel address of the owner's page @upfn if the payload map holds it
+ * and no invalidation of its region came since, else NULL.  A lookup
+ * mispredicted as a hit reads the safe page: the check is folded into the
+ * address without a branch.  map->lock held.
+ */
+static void *vhost_metamap_payload_page(const struct vhost_metamap_payload *pl,
+					unsigned long upfn)
+{
+	const struct vhost_metamap_page *e =
+		&pl->page[upfn & (VHOST_METAMAP_PAGES - 1)];
+	unsigned int ri = array_index_nospec(e->region, pl->nregions);
+	unsigned long stale, mask;
+
+	if (unlikely(e->upfn != upfn))
+		return NULL;
+	stale = (e->upfn ^ upfn) |
+		mmu_interval_read_retry(&pl->regions[ri].notifier, e->seq);
+	mask = array_index_mask_nospec(stale, 1);
+	if (unlikely(!mask))
+		return NULL;
+	return (void *)(((unsigned long)e->kaddr & mask) |
+			((unsigned long)vhost_metamap_safe_page() & ~mask));
+}
+
+/**
+ * __vhost_metamap_copy_from_iter - copy a buffer of the guest's through
+ *	the payload map
+ * @map: the queue's state, with a payload map
+ * @to: where to, in order: @nto pieces (a header, a frame)
+ * @nto: how many
+ * @from: the buffer, an iterator over the owner's addresses
+ *
+ * Copies as far as the payload map serves, in one section: a page it does
+ * not hold is found (GUP, outside the section) and the copy goes on, a
+ * page it may not serve ends it.  Guest memory may hold an uncorrectable
+ * error: the read is copy_mc_to_kernel(), and a poisoned page is handed to
+ * memory_failure() after the section.  (fail_vhost_metamap_mc injects
+ * poison into ring reads only.)
+ *
+ * Context: vq->mutex held; sleeps.
+ * Return: the bytes copied, @from advanced by as many; fewer than the
+ * pieces' total where a page could not be served, and the caller copies
+ * the rest through uaccess; -EIO if a page holds poison.
+ */
+ssize_t __vhost_metamap_copy_from_iter(struct vhost_metamap *map,
+				       const struct vhost_metamap_to *to,
+				       unsigned int nto, struct iov_iter *from)
+{
+	struct vhost_metamap_payload *pl = map->payload;
+	const struct iovec *iov = iter_iov(from);
+	size_t off = from->iov_offset, done = 0, total = 0, at = 0;
+	unsigned long seg = 0, poison = 0;
+	unsigned int fills = 0, t = 0;
+
+	lockdep_assert_held(&map->vq->mutex);
+	for (t = 0; t < nto; t++)
+		total += to[t].len;
+	if (!pl || !iter_is_iovec(from) || total > iov_iter_count(from))
+		return 0;
+	t = 0;
+	spin_lock(&map->lock);
+	while (done < total) {
+		unsigned long uaddr, left;
+		size_t n;
+		void *k;
+
+		if (at == to[t].len) {
+			t++;
+			at = 0;
+			continue;
+		}
+		if (off == iov[seg].iov_len) {
+			if (++seg >= from->nr_segs)
+				break;
+			off = 0;
+			continue;
+		}
+		uaddr = (unsigned long)iov[seg].iov_base + off;
+		n = min3(to[t].len - at, iov[seg].iov_len - off,
+			 PAGE_SIZE - offset_in_page(uaddr));
+		k = vhost_metamap_payload_page(pl, uaddr >> PAGE_SHIFT);
+		if (!k) {
+			/* Two pages found per copy at most: then uaccess. */
+			spin_unlock(&map->lock);
+			if (fills++ == 2 ||
+			    vhost_metamap_payload_fill(map, uaddr, false) == -EPERM)
+				goto out;
+			spin_lock(&map->lock);
+			continue;
+		}
+		k += offset_in_page(uaddr);
+		left = copy_mc_to_kernel(to[t].dst + at, k, n);
+		if (unlikely(left)) {
+			poison = page_to_pfn(virt_to_page(k + n - left));
+			break;
+		}
+		done += n;
+		at += n;
+		off += n;
+	}
+	spin_unlock(&map->lock);
+out:
+	if (unlikely(poison)) {
+		memory_failure_queue(poison, 0);
+		vhost_metamap_stat_inc(map, &map->stats.poisoned);
+		return -EIO;
+	}
+	iov_iter_advance(from, done);
+	vhost_metamap_stat_inc(map, done == total ? &map->stats.payload_fast :
+						 &map->stats.payload_fallback);
+	return done;
+}
+EXPORT_SYMBOL_GPL(__vhost_metamap_copy_from_iter);
 
 /* Remember which ring a new read-ahead from avail index idx comes from. */
 static void vhost_metamap_batch_start(struct vhost_metamap *map, u16 idx)
@@ -1455,8 +1847,12 @@ void vhost_metamap_read_stats(struct vhost_virtqueue *vq,
 		c->refused = u64_stats_read(&s->refused);
 		c->uaccess_fills = u64_stats_read(&s->uaccess_fills);
 		c->poisoned = u64_stats_read(&s->poisoned);
+		c->payload_fast = u64_stats_read(&s->payload_fast);
+		c->payload_fallback = u64_stats_read(&s->payload_fallback);
+		c->payload_fills = u64_stats_read(&s->payload_fills);
 	} while (u64_stats_fetch_retry(&s->syncp, start));
 	c->invalidations = READ_ONCE(s->invalidations);
+	c->payload_invalidations = READ_ONCE(s->payload_invalidations);
 }
 EXPORT_SYMBOL_GPL(vhost_metamap_read_stats);
 
@@ -1466,16 +1862,19 @@ void vhost_metamap_show_fdinfo(struct seq_file *m, struct vhost_virtqueue *vq,
 	struct vhost_metamap_counts c;
 
 	vhost_metamap_read_stats(vq, &c);
-	seq_printf(m, "vq%u-metamap:\tmode=%u valid=%d fast=%llu fallback=%llu invalidations=%llu remaps=%llu remap_failures=%llu sections=%llu batched=%llu refused=%llu uaccess_fills=%llu poisoned=%llu\n",
+	seq_printf(m, "vq%u-metamap:\tmode=%u valid=%d fast=%llu fallback=%llu invalidations=%llu remaps=%llu remap_failures=%llu sections=%llu batched=%llu refused=%llu uaccess_fills=%llu poisoned=%llu payload_fast=%llu payload_fallback=%llu payload_fills=%llu payload_invalidations=%llu\n",
 		   index, vhost_metamap_mode(vq), vhost_metamap_valid(vq),
 		   c.fast, c.fallback, c.invalidations, c.remaps,
 		   c.remap_failures, c.sections, c.batched, c.refused,
-		   c.uaccess_fills, c.poisoned);
+		   c.uaccess_fills, c.poisoned, c.payload_fast,
+		   c.payload_fallback, c.payload_fills,
+		   c.payload_invalidations);
 }
 EXPORT_SYMBOL_GPL(vhost_metamap_show_fdinfo);
 
 static int __init vhost_metamap_mod_init(void)
 {
+	vhost_metamap_safe = page_address(ZERO_PAGE(0));
 	vhost_metamap_fault_init();
 	return 0;
 }

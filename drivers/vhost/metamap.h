@@ -17,7 +17,10 @@
 #include <uapi/linux/vhost_netlink.h>
 #include <uapi/linux/virtio_ring.h>
 
+struct iov_iter;
 struct vhost_dev;
+struct vhost_iotlb;
+struct vhost_iotlb_map;
 struct vhost_virtqueue;
 struct vhost_metamap;
 
@@ -60,8 +63,12 @@ struct vhost_metamap_stats {
 	u64_stats_t refused;	/* ring memory the map may not serve, seen */
 	u64_stats_t uaccess_fills; /* read-aheads through uaccess */
 	u64_stats_t poisoned;	/* accesses failed: a ring page is poisoned */
+	u64_stats_t payload_fast;	/* buffer copies through the map */
+	u64_stats_t payload_fallback;	/* ... that uaccess finished */
+	u64_stats_t payload_fills;	/* pages the payload map found */
 	struct u64_stats_sync syncp;
 	u64 invalidations;	/* notifier callbacks that hit the map */
+	u64 payload_invalidations; /* ... that hit a memory region */
 };
 
 /* A copy of the counters, read together; see vhost_metamap_read_stats(). */
@@ -76,6 +83,10 @@ struct vhost_metamap_counts {
 	u64 refused;
 	u64 uaccess_fills;
 	u64 poisoned;
+	u64 payload_fast;
+	u64 payload_fallback;
+	u64 payload_fills;
+	u64 payload_invalidations;
 };
 
 /* Avail entries read ahead in one section; see vhost_metamap_fill(). */
@@ -106,14 +117,77 @@ struct vhost_metamap_batch {
 	struct vring_desc desc[VHOST_METAMAP_BATCH];
 };
 
+/*
+ * translate_desc()'s cache: regions of the device's memory table (never of
+ * an IOTLB) that a translation of the queue found, each overlapping no
+ * other region, so that it is the one vhost_iotlb_itree_first() finds for
+ * any address in it.  Copies, not pointers into the table.  Emptied when
+ * the table changes (vhost_metamap_mem_changed()) and with the rest of the
+ * queue's state (vhost_metamap_release()); an empty entry has perm 0 and
+ * start > last.  Everything here is the vq->mutex holder's.
+ */
+#define VHOST_METAMAP_XLATE	2
+
+struct vhost_metamap_xlate {
+	u64 start;		/* guest address of the region's first byte */
+	u64 last;		/* and of its last */
+	u64 addr;		/* the owner's address of start */
+	u32 perm;		/* VHOST_ACCESS_* */
+};
+
+/*
+ * The payload map (mode map): the buffers descriptors point to, read
+ * through kernel addresses of guest memory.  Each region of the memory
+ * table is watched by an interval notifier of the queue's; a small cache
+ * of page translations, direct-mapped by the owner's page number, holds a
+ * page's kernel address with the notifier sequence it was found under: an
+ * invalidation of a region makes every entry of that region stale at once
+ * (its sequence moves), without a walk of the entries.  Allocated when the
+ * queue is armed in mode map with a memory table, freed when it is not.
+ */
+struct vhost_metamap_region {
+	struct mmu_interval_notifier notifier;
+	struct vhost_metamap *map;
+	unsigned long start;		/* the owner's first address */
+	unsigned long end;		/* and the first after the region */
+};
+
+/*
+ * Page translations per queue, a power of two: a ring of 1024 TX buffers
+ * of a page each (make bench's) fits, contiguous buffers in distinct
+ * entries.  32 KiB per queue in mode map.
+ */
+#define VHOST_METAMAP_PAGES	1024
+
+struct vhost_metamap_page {
+	unsigned long upfn;		/* owner's address >> PAGE_SHIFT, or ~0 */
+	void *kaddr;			/* the page's kernel address */
+	unsigned long seq;		/* region's notifier sequence then */
+	unsigned int region;		/* index in regions[] */
+};
+
+/* A piece of a copy through the payload map: @len bytes to @dst. */
+struct vhost_metamap_to {
+	void *dst;
+	size_t len;
+};
+
+struct vhost_metamap_payload {
+	unsigned int nregions;
+	struct vhost_metamap_region *regions;
+	struct vhost_metamap_page *page;	/* VHOST_METAMAP_PAGES */
+};
+
 /**
  * struct vhost_metamap - per-virtqueue read-ahead and metadata direct map
- * @lock: protects @valid and the pages behind every range's kaddr[] against
- *	the invalidate callback.  It is taken only inside metamap.c, around
- *	loads and stores of mapped ring memory (a section): never across
- *	anything that can fault, sleep, allocate, print or take another lock.
- *	The callback takes it, clears @valid, points kaddr[] at the safe
- *	page, drops it; once it has returned no reader touches the old pages.
+ * @lock: protects @valid, the pages behind every range's kaddr[] and the
+ *	payload map's entries against the invalidate callbacks.  It is taken
+ *	only inside metamap.c, around loads and stores of mapped guest memory
+ *	(a section): never across anything that can fault, sleep, allocate,
+ *	print or take another lock.  The ring's callback takes it, clears
+ *	@valid, points kaddr[] at the safe page, drops it; a region's
+ *	callback takes it and moves the region's notifier sequence.  Once a
+ *	callback has returned no reader touches the old pages.
  * @valid: the kaddr[] of every range map the ring; written under @lock,
  *	peeked at with READ_ONCE() to skip the lock when there is no map.
  *	While false, every kaddr[] entry points at the safe page.
@@ -140,6 +214,11 @@ struct vhost_metamap_batch {
  *	only, with @valid false.
  * @stats: see struct vhost_metamap_stats.
  * @batch: avail entries and descriptors read ahead; vq->mutex.
+ * @xlate: translate_desc()'s regions, see struct vhost_metamap_xlate;
+ *	vq->mutex.
+ * @xlate_next: the entry the next region found replaces; vq->mutex.
+ * @payload: the payload map, or NULL; allocated, armed and freed under
+ *	vq->mutex, its entries written under @lock.
  *
  * Allocated for a queue when its mode first becomes something other than
  * off (vhost_metamap_prepare()), by the devices that use it, and freed
@@ -162,6 +241,9 @@ struct vhost_metamap {
 	struct vhost_metamap_range range[VHOST_METAMAP_NPARTS];
 	struct vhost_metamap_stats stats;
 	struct vhost_metamap_batch batch;
+	struct vhost_metamap_xlate xlate[VHOST_METAMAP_XLATE];
+	unsigned int xlate_next;
+	struct vhost_metamap_payload *payload;
 };
 
 #ifdef CONFIG_VHOST_METAMAP
@@ -172,6 +254,7 @@ void vhost_metamap_dev_free(struct vhost_dev *dev);
 void vhost_metamap_release(struct vhost_virtqueue *vq);
 void vhost_metamap_config_changed(struct vhost_virtqueue *vq);
 void vhost_metamap_drop_batch(struct vhost_virtqueue *vq);
+void vhost_metamap_mem_changed(struct vhost_virtqueue *vq);
 void vhost_metamap_set_mode(struct vhost_virtqueue *vq, u8 mode);
 u8 vhost_metamap_mode(const struct vhost_virtqueue *vq);
 bool vhost_metamap_valid(const struct vhost_virtqueue *vq);
@@ -184,6 +267,12 @@ int __vhost_metamap_get_desc(struct vhost_metamap *map, struct vring_desc *d,
 			     const struct vring_desc __user *uaddr);
 int __vhost_metamap_get_head(struct vhost_metamap *map, u16 idx,
 			     __virtio16 *head);
+void __vhost_metamap_xlate_fill(struct vhost_metamap *map,
+				struct vhost_iotlb *umem,
+				const struct vhost_iotlb_map *region);
+ssize_t __vhost_metamap_copy_from_iter(struct vhost_metamap *map,
+				       const struct vhost_metamap_to *to,
+				       unsigned int nto, struct iov_iter *from);
 int __vhost_metamap_put_used(struct vhost_metamap *map,
 			     const struct vring_used_elem *heads,
 			     struct vring_used_elem __user *uaddr,
@@ -214,6 +303,7 @@ static inline void vhost_metamap_dev_free(struct vhost_dev *dev) {}
 static inline void vhost_metamap_release(struct vhost_virtqueue *vq) {}
 static inline void vhost_metamap_config_changed(struct vhost_virtqueue *vq) {}
 static inline void vhost_metamap_drop_batch(struct vhost_virtqueue *vq) {}
+static inline void vhost_metamap_mem_changed(struct vhost_virtqueue *vq) {}
 static inline void vhost_metamap_set_mode(struct vhost_virtqueue *vq,
 					  u8 mode) {}
 

@@ -3,8 +3,9 @@
  * The metadata accessors of the vhost core (vhost.c), inline: the queue's
  * mode is checked here, so that a queue in mode off, and every queue of a
  * device that never sets a mode (its vq->metamap is NULL), pays a load and
- * a branch per access instead of a call into vhost_metamap.  Included by vhost.c only, after
- * vhost.h (struct vhost_virtqueue).  See metamap.h.
+ * a branch per access instead of a call into vhost_metamap.  Included by
+ * vhost.c and net.c (the payload map's copy), after vhost.h (struct
+ * vhost_virtqueue).  See metamap.h.
  */
 #ifndef _VHOST_METAMAP_ACCESS_H
 #define _VHOST_METAMAP_ACCESS_H
@@ -175,6 +176,62 @@ static __always_inline int vhost_metamap_peek(struct vhost_virtqueue *vq,
 	return head;
 }
 
+/*
+ * translate_desc() of a descriptor [addr, last] of a queue without an
+ * IOTLB: if a region the queue's translations found before holds it all
+ * with @access (struct vhost_metamap_xlate), the one iovec it takes, in
+ * *iov, and 1, without a walk of the memory table; 0 otherwise.
+ */
+static __always_inline int vhost_metamap_xlate(struct vhost_virtqueue *vq,
+					       u64 addr, u64 last, int access,
+					       struct iovec *iov)
+{
+	struct vhost_metamap *map = vhost_metamap_in(vq, VHOST_METAMAP_MODE_BATCH);
+	const struct vhost_metamap_xlate *x;
+	unsigned int i;
+
+	if (!map || unlikely(last < addr))
+		return 0;
+	for (i = 0; i < VHOST_METAMAP_XLATE; i++) {
+		x = &map->xlate[i];
+		if (addr >= x->start && last <= x->last && (x->perm & access)) {
+			iov->iov_base = (void __user *)(unsigned long)
+					(x->addr + addr - x->start);
+			iov->iov_len = last - addr + 1;
+			return 1;
+		}
+	}
+	return 0;
+}
+
+/*
+ * Copy the buffer @from describes into the @nto pieces @to through the
+ * payload map of a queue in mode map (__vhost_metamap_copy_from_iter()):
+ * the bytes copied, the rest for uaccess; -EIO for poison.  vq->mutex.
+ */
+static inline ssize_t vhost_metamap_copy_from_iter(struct vhost_virtqueue *vq,
+						   const struct vhost_metamap_to *to,
+						   unsigned int nto,
+						   struct iov_iter *from)
+{
+	struct vhost_metamap *map = vq->metamap;
+
+	if (!map || !map->payload)
+		return 0;
+	return __vhost_metamap_copy_from_iter(map, to, nto, from);
+}
+
+/* What translate_desc() found in the memory table, for the next one. */
+static inline void vhost_metamap_xlate_fill(struct vhost_virtqueue *vq,
+					    struct vhost_iotlb *umem,
+					    const struct vhost_iotlb_map *region)
+{
+	struct vhost_metamap *map = vhost_metamap_in(vq, VHOST_METAMAP_MODE_BATCH);
+
+	if (map)
+		__vhost_metamap_xlate_fill(map, umem, region);
+}
+
 #else
 
 static inline bool vhost_metamap_engaged(struct vhost_virtqueue *vq)
@@ -218,6 +275,24 @@ static inline int vhost_metamap_peek(struct vhost_virtqueue *vq,
 				     struct vring_desc *d)
 {
 	return -1;
+}
+
+static inline int vhost_metamap_xlate(struct vhost_virtqueue *vq, u64 addr,
+				      u64 last, int access, struct iovec *iov)
+{
+	return 0;
+}
+
+static inline void vhost_metamap_xlate_fill(struct vhost_virtqueue *vq,
+					    struct vhost_iotlb *umem,
+					    const struct vhost_iotlb_map *region) {}
+
+static inline ssize_t vhost_metamap_copy_from_iter(struct vhost_virtqueue *vq,
+						   const struct vhost_metamap_to *to,
+						   unsigned int nto,
+						   struct iov_iter *from)
+{
+	return 0;
 }
 
 #endif /* CONFIG_VHOST_METAMAP */

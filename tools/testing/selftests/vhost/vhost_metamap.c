@@ -253,6 +253,11 @@ TEST_F(metamap, fast_path_counters)
 		EXPECT_EQ(0, s.refused);
 		if (variant->mode != METAMAP_OFF)
 			EXPECT_LT(chains / 2, s.batched);
+		/* TX buffers are read through the payload map, in mode map */
+		if (variant->map && q == VNET_TX)
+			EXPECT_LT(chains / 2, s.payload_fast);
+		if (!variant->map)
+			EXPECT_EQ(0, s.payload_fast + s.payload_fills);
 		if (variant->map) {
 			EXPECT_LT(s.fallback * 100, s.fast);
 			EXPECT_LE(s.uaccess_fills, s.fallback);
@@ -480,6 +485,201 @@ TEST_F(metamap, mprotect_used_ring_readonly)
 	/* The 8 heads whose used entries were refused stay with vhost. */
 	EXPECT_EQ(8, (int)self->n.tx_pending);
 	expect_map(_metadata, self, variant, VNET_TX, 1);
+}
+
+/* The memory table of the fixture: guest address = owner address. */
+#define MEM_TOP 0x7ffffffff000ULL	/* x86-64 TASK_SIZE_MAX */
+
+/*
+ * Set a memory table of the identity, with the guest page at g mapped to
+ * the owner's page at to instead (to == g: the identity alone).
+ */
+static int set_mem_table(int fd, uint64_t g, uint64_t to)
+{
+	struct {
+		struct vhost_memory m;
+		struct vhost_memory_region r[3];
+	} mem = {
+		.m.nregions = 3,
+		.r = {
+			{ .guest_phys_addr = 0, .memory_size = g,
+			  .userspace_addr = 0 },
+			{ .guest_phys_addr = g, .memory_size = PAGE,
+			  .userspace_addr = to },
+			{ .guest_phys_addr = g + PAGE,
+			  .memory_size = MEM_TOP - g - PAGE,
+			  .userspace_addr = g + PAGE },
+		},
+	};
+
+	return ioctl(fd, VHOST_SET_MEM_TABLE, &mem) ? -errno : 0;
+}
+
+/*
+ * translate_desc() keeps the regions it found (struct vhost_metamap_xlate
+ * in metamap.h): a memory table set while the device runs is what the next
+ * descriptor is translated by.  A TX buffer at guest address g, which is
+ * page a for the identity table, is sent three times: with the table of
+ * the fixture, with g's page mapped to page b, and with g mapped to itself
+ * again.  The frames on the wire are a's, b's, a's.
+ */
+TEST_F(metamap, set_mem_table_retranslates)
+{
+	size_t hl = self->n.hdr_len, len = 200;
+	uint8_t got[200], want[200];
+	uint8_t *a, *b;
+	uint64_t g;
+	int i, r;
+
+	traffic(_metadata, self, 100);
+	a = vnet_map_anon(2 * PAGE);
+	ASSERT_NE(NULL, a);
+	b = a + PAGE;
+	g = (uintptr_t)a;
+	memset(a, 0, hl);
+	frame_fill(a + hl, len, NULL, 7001);
+	memset(b, 0, hl);
+	frame_fill(b + hl, len, NULL, 7002);
+	for (i = 0; i < 4; i++) {
+		/* identity (the fixture's table), b, identity, b */
+		if (i) {
+			r = set_mem_table(self->n.vhost_fd, g,
+					  i % 2 ? (uintptr_t)b : g);
+			ASSERT_EQ(0, r) TH_LOG("VHOST_SET_MEM_TABLE: %s",
+					       strerror(-r));
+		}
+		ASSERT_EQ(0, vnet_tx_add_buf(&self->n, a, hl + len));
+		vnet_kick(&self->n, VNET_TX);
+		r = wire_recv(&self->n, got, sizeof(got), 5000);
+		ASSERT_EQ((int)sizeof(got), r);
+		memcpy(want, (i % 2 ? b : a) + hl, len);
+		EXPECT_EQ(0, memcmp(want, got, len))
+			TH_LOG("send %d: frame %u on the wire, want %u (page %s)",
+			       i, frame_seq(got), frame_seq(want),
+			       i % 2 ? "b" : "a");
+		ASSERT_EQ(0, vnet_tx_drain(&self->n, 5000));
+	}
+	/* Traffic goes on in buffers of the table's other regions. */
+	traffic(_metadata, self, 100);
+	munmap(a, 2 * PAGE);
+}
+
+/*
+ * Send the TX buffer at buf (header, then len bytes of frame) and expect
+ * the frame the buffer holds now on the wire.
+ */
+static void send_expect(struct __test_metadata *_metadata,
+			FIXTURE_DATA(metamap) *self, uint8_t *buf, size_t len,
+			const char *after)
+{
+	size_t hl = self->n.hdr_len;
+	uint8_t got[256], want[256];
+	int r;
+
+	memcpy(want, buf + hl, len);
+	ASSERT_EQ(0, vnet_tx_add_buf(&self->n, buf, hl + len));
+	vnet_kick(&self->n, VNET_TX);
+	r = wire_recv(&self->n, got, sizeof(got), 5000);
+	ASSERT_EQ((int)len, r) TH_LOG("after %s", after);
+	EXPECT_EQ(0, memcmp(want, got, len))
+		TH_LOG("after %s: frame %u on the wire, the buffer holds %u",
+		       after, frame_seq(got), frame_seq(want));
+	ASSERT_EQ(0, vnet_tx_drain(&self->n, 5000));
+}
+
+static void buf_fill(FIXTURE_DATA(metamap) *self, uint8_t *buf, size_t len,
+		     uint32_t seq)
+{
+	memset(buf, 0, self->n.hdr_len);
+	frame_fill(buf + self->n.hdr_len, len, NULL, seq);
+}
+
+/*
+ * The payload map (mode map) reads TX buffers through kernel addresses of
+ * their pages, without a reference: what happens to a buffer's page
+ * between two sends must be what the second send reads.  One buffer page
+ * (in the memory table's one region), sent after each of: new bytes written
+ * in place; the page replaced by another (mmap MAP_FIXED); dropped
+ * (MADV_DONTNEED) and written again; made copy-on-write by fork() and
+ * written by the parent, whose page that makes a new one while the child
+ * keeps the old; moved away by mremap() and a new page mapped in its
+ * place; paged out (MADV_PAGEOUT) and written again.  Each frame on the
+ * wire is the one written last.  In mode map the page changes reached the
+ * payload map as invalidations of its region, and its copies carried the
+ * sends.
+ */
+TEST_F(metamap, payload_follows_buffer_page)
+{
+	struct metamap_stats s0, s1;
+	size_t len = 200;
+	uint8_t *buf, *moved;
+	int status;
+	pid_t pid;
+
+	traffic(_metadata, self, 100);
+	buf = vnet_map_anon(PAGE);
+	ASSERT_NE(NULL, buf);
+	buf_fill(self, buf, len, 8001);
+	send_expect(_metadata, self, buf, len, "the first write");
+	stats(_metadata, self, VNET_TX, &s0);
+
+	buf_fill(self, buf, len, 8002);
+	send_expect(_metadata, self, buf, len, "a write in place");
+
+	ASSERT_EQ(buf, mmap(buf, PAGE, PROT_READ | PROT_WRITE,
+			    MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0));
+	buf_fill(self, buf, len, 8003);
+	send_expect(_metadata, self, buf, len, "mmap MAP_FIXED");
+
+	ASSERT_EQ(0, madvise(buf, PAGE, MADV_DONTNEED));
+	buf_fill(self, buf, len, 8004);
+	send_expect(_metadata, self, buf, len, "MADV_DONTNEED");
+
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid) {
+		/* The child keeps the old page, and writes nothing. */
+		usleep(500000);
+		_exit(frame_seq(buf + self->n.hdr_len) == 8004 ? 0 : 1);
+	}
+	buf_fill(self, buf, len, 8005);
+	send_expect(_metadata, self, buf, len, "fork() and a write (COW)");
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	EXPECT_EQ(0, status) TH_LOG("the child's page changed");
+
+	moved = mmap(NULL, PAGE, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS,
+		     -1, 0);
+	ASSERT_NE(MAP_FAILED, moved);
+	ASSERT_EQ(moved, mremap(buf, PAGE, PAGE, MREMAP_MAYMOVE | MREMAP_FIXED,
+				moved));
+	ASSERT_EQ(buf, mmap(buf, PAGE, PROT_READ | PROT_WRITE,
+			    MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0));
+	buf_fill(self, buf, len, 8006);
+	send_expect(_metadata, self, buf, len, "mremap() away");
+	munmap(moved, PAGE);
+
+	/* Without swap, MADV_PAGEOUT may keep the page: then it is in place. */
+	madvise(buf, PAGE, MADV_PAGEOUT);
+	buf_fill(self, buf, len, 8007);
+	send_expect(_metadata, self, buf, len, "MADV_PAGEOUT");
+
+	stats(_metadata, self, VNET_TX, &s1);
+	TH_LOG("payload: fast %lu, fallback %lu, fills %lu, invalidations %lu",
+	       s1.payload_fast - s0.payload_fast,
+	       s1.payload_fallback - s0.payload_fallback,
+	       s1.payload_fills - s0.payload_fills,
+	       s1.payload_invalidations - s0.payload_invalidations);
+	if (variant->map) {
+		/* MAP_FIXED, DONTNEED, COW, mremap at least */
+		EXPECT_LE(4, s1.payload_invalidations - s0.payload_invalidations);
+		EXPECT_LE(6, s1.payload_fast - s0.payload_fast);
+		EXPECT_LE(4, s1.payload_fills - s0.payload_fills);
+	} else {
+		EXPECT_EQ(0, s1.payload_fast + s1.payload_fills +
+			     s1.payload_invalidations);
+	}
+	munmap(buf, PAGE);
+	traffic(_metadata, self, 100);
 }
 
 /*

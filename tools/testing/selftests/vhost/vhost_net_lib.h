@@ -208,6 +208,10 @@ struct metamap_stats {
 	uint64_t refused;	/* ring memory the map may not serve, seen */
 	uint64_t uaccess_fills;	/* read-aheads through uaccess */
 	uint64_t poisoned;	/* accesses failed on a poisoned ring page */
+	uint64_t payload_fast;	/* buffer copies through the payload map */
+	uint64_t payload_fallback; /* ... that uaccess finished */
+	uint64_t payload_fills;	/* pages the payload map found */
+	uint64_t payload_invalidations;	/* notifier calls on its regions */
 };
 int vnet_metamap_stats(struct vnet *n, int qidx, struct metamap_stats *s);
 /* A mode's number from its name (off, map, batch), or -1. */
