@@ -26,8 +26,28 @@
  * instructions are counted each time one executes.  Run under -icount
  * (one vCPU at a time) for exact, repeatable counts.
  *
- * The plugin API's declarations are in qemu-plugin-v1.h.  Built with -DVCPUCOUNT_TEST it is a host program that checks the decoder.
+ * Block profile (prof=PATH): the same count taken apart by translation
+ * block.  At each mark, and at exit, the plugin appends to PATH the mark's
+ * line as above without the counts ("mark id=ID vcpu=CALLER seq=N", or
+ * "exit"), then one line per block that any vCPU executed since the
+ * previous mark:
+ *
+ *   VADDR INSNS D0,D1
+ *
+ * (hexadecimal guest virtual address, instructions in the block, and each
+ * vCPU's executions since the previous mark).  A block is keyed by its
+ * address and length: translated again, it is the same entry; cut shorter
+ * (-icount's budget), one of its own.  Summed over the marks after mark a
+ * up to mark b, INSNS x Dc is exactly what vCPU c's insn counter gained
+ * from a to b.  QEMU 7.2's inline counters are not per vCPU, so the
+ * executions are counted in the callback the instruction count already
+ * runs per block: profiling adds one increment to it.
+ *
+ * The plugin API's declarations are in qemu-plugin-v1.h.  Built with
+ * -DVCPUCOUNT_TEST it is a host program that checks the decoder and the
+ * block profile.
  */
+#include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -138,6 +158,131 @@ static enum klass classify(const uint8_t *p, size_t len)
 	return K_NONE;
 }
 
+#define MAX_VCPUS 64
+
+struct counts {
+	uint64_t insn;
+	uint64_t k[K_N];
+};
+
+/* Each vCPU writes only its own entry; a mark reads all of them. */
+static struct counts vcpu[MAX_VCPUS];
+static int nvcpus = 1;
+
+/*
+ * The block profile: one entry per (vaddr, insns), its executions per vCPU
+ * (each vCPU writes only its own) and their values at the last mark.
+ */
+struct block {
+	uint64_t vaddr, insns;
+	uint64_t *count, *last;	/* nvcpus each */
+};
+
+static FILE *prof;
+/* Translations (possibly concurrent without -icount) and marks. */
+static pthread_mutex_t prof_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct block **blocks;	/* in translation order */
+static size_t nblocks, blocks_cap;
+static struct block **hash;	/* open addressing, half full at most */
+static size_t hash_size;
+
+
+/* tb_exec with the profile: the same count, and the block's. */
+static void tb_exec_prof(unsigned int cpu, void *udata)
+{
+	struct block *b = udata;
+
+	if (cpu < (unsigned int)nvcpus) {
+		vcpu[cpu].insn += b->insns;
+		b->count[cpu]++;
+	}
+}
+
+static size_t block_slot(struct block **h, size_t size, uint64_t va, uint64_t n)
+{
+	size_t i = (size_t)((va ^ (n << 48)) * 0x9e3779b97f4a7c15ULL >> 20) & (size - 1);
+
+	while (h[i] && (h[i]->vaddr != va || h[i]->insns != n))
+		i = (i + 1) & (size - 1);
+	return i;
+}
+
+static void *xcalloc(size_t n, size_t size)
+{
+	void *p = calloc(n, size);
+
+	if (!p) {
+		perror("vcpucount");
+		abort();
+	}
+	return p;
+}
+
+/* The entry of a block, made on its first translation; prof_lock held. */
+static struct block *block_get(uint64_t va, uint64_t n)
+{
+	struct block *b;
+	size_t i;
+
+	if (2 * (nblocks + 1) > hash_size) {
+		size_t size = hash_size ? 2 * hash_size : 1 << 16;
+		struct block **h = xcalloc(size, sizeof(*h));
+
+		for (i = 0; i < nblocks; i++)
+			h[block_slot(h, size, blocks[i]->vaddr, blocks[i]->insns)] = blocks[i];
+		free(hash);
+		hash = h;
+		hash_size = size;
+	}
+	i = block_slot(hash, hash_size, va, n);
+	if (hash[i])
+		return hash[i];
+	if (nblocks == blocks_cap) {
+		blocks_cap = blocks_cap ? 2 * blocks_cap : 1 << 15;
+		blocks = realloc(blocks, blocks_cap * sizeof(*blocks));
+		if (!blocks) {
+			perror("vcpucount");
+			abort();
+		}
+	}
+	b = xcalloc(1, sizeof(*b));
+	b->vaddr = va;
+	b->insns = n;
+	b->count = xcalloc(2 * nvcpus, sizeof(*b->count));
+	b->last = b->count + nvcpus;
+	blocks[nblocks++] = b;
+	hash[i] = b;
+	return b;
+}
+
+/* The blocks executed since the previous mark, under the mark's line. */
+static void prof_mark(const char *what)
+{
+	size_t i;
+	int c;
+
+	pthread_mutex_lock(&prof_lock);
+	fprintf(prof, "%s\n", what);
+	for (i = 0; i < nblocks; i++) {
+		struct block *b = blocks[i];
+
+		for (c = 0; c < nvcpus && b->count[c] == b->last[c]; c++)
+			;
+		if (c == nvcpus)
+			continue;
+		fprintf(prof, "%llx %llu", (unsigned long long)b->vaddr,
+			(unsigned long long)b->insns);
+		for (c = 0; c < nvcpus; c++) {
+			fprintf(prof, "%c%llu", c ? ',' : ' ',
+				(unsigned long long)(b->count[c] - b->last[c]));
+			b->last[c] = b->count[c];
+		}
+		fputc('\n', prof);
+	}
+	fflush(prof);
+	pthread_mutex_unlock(&prof_lock);
+}
+
 #ifdef VCPUCOUNT_TEST
 
 static const struct {
@@ -183,6 +328,70 @@ static const struct {
 	{ "vex (c5 f8 77 vzeroupper)", { 0xc5, 0xf8, 0x77 }, 3, K_NONE },
 };
 
+/*
+ * The block profile on two vCPUs: a block keyed by address and length,
+ * the same entry through the table's growth, each mark's section with the
+ * executions since the one before, and the insn counter's total.
+ */
+static int test_profile(void)
+{
+	static const char want[] =
+		"mark id=1 vcpu=0 seq=1\n"
+		"ffffffff81000000 5 2,1\n"
+		"ffffffff81000010 3 0,3\n"
+		"mark id=2 vcpu=0 seq=2\n"
+		"ffffffff81000000 5 0,1\n"
+		"exit\n";
+	struct block *a, *b, *c, *first[3];
+	char got[512];
+	size_t i, len;
+	int bad = 0;
+
+	nvcpus = 2;
+	prof = tmpfile();
+	if (!prof)
+		return 1;
+	a = block_get(0xffffffff81000000ULL, 5);
+	b = block_get(0xffffffff81000010ULL, 3);
+	c = block_get(0xffffffff81000000ULL, 2);	/* cut shorter: its own */
+	first[0] = a, first[1] = b, first[2] = c;
+	/* Far past the table's first size: every entry found again. */
+	for (i = 0; i < 100000; i++)
+		block_get(0xffffffff82000000ULL + 16 * i, 1 + i % 7);
+	if (block_get(0xffffffff81000000ULL, 5) != first[0] ||
+	    block_get(0xffffffff81000010ULL, 3) != first[1] ||
+	    block_get(0xffffffff81000000ULL, 2) != first[2] || a == c)
+		bad++, printf("FAIL block entries not found again\n");
+	for (i = 0; i < 100000; i++)
+		if (block_get(0xffffffff82000000ULL + 16 * i, 1 + i % 7) != blocks[3 + i]) {
+			bad++, printf("FAIL block %zu not found again\n", i);
+			break;
+		}
+	if (nblocks != 100003)
+		bad++, printf("FAIL %zu blocks, want 100003\n", nblocks);
+	tb_exec_prof(0, a);
+	tb_exec_prof(0, a);
+	tb_exec_prof(1, a);
+	for (i = 0; i < 3; i++)
+		tb_exec_prof(1, b);
+	prof_mark("mark id=1 vcpu=0 seq=1");
+	tb_exec_prof(1, a);
+	prof_mark("mark id=2 vcpu=0 seq=2");
+	prof_mark("exit");
+	if (vcpu[0].insn != 10 || vcpu[1].insn != 19)
+		bad++, printf("FAIL insn %llu,%llu, want 10,19\n",
+			      (unsigned long long)vcpu[0].insn,
+			      (unsigned long long)vcpu[1].insn);
+	rewind(prof);
+	len = fread(got, 1, sizeof(got) - 1, prof);
+	got[len] = 0;
+	if (strcmp(got, want))
+		bad++, printf("FAIL profile:\n%s\nwant:\n%s", got, want);
+	fclose(prof);
+	printf("vcpucount block profile: %s\n", bad ? "FAILED" : "right");
+	return bad;
+}
+
 int main(void)
 {
 	size_t i, bad = 0, n = sizeof(cases) / sizeof(cases[0]);
@@ -197,7 +406,7 @@ int main(void)
 		}
 	}
 	printf("vcpucount decoder: %zu of %zu cases right\n", n - bad, n);
-	return bad ? 1 : 0;
+	return bad || test_profile() ? 1 : 0;
 }
 
 #else /* the plugin */
@@ -206,22 +415,12 @@ int main(void)
 
 EXPORT int qemu_plugin_version = 1;
 
-#define MAX_VCPUS 64
-
 static const char *const klass_name[K_N] = {
 	[K_STAC] = "stac", [K_CLAC] = "clac", [K_LFENCE] = "lfence",
 	[K_MFENCE] = "mfence", [K_SFENCE] = "sfence", [K_CPUID] = "cpuid",
 	[K_IRET] = "iret", [K_WRMSR] = "wrmsr",
 };
 
-struct counts {
-	uint64_t insn;
-	uint64_t k[K_N];
-};
-
-/* Each vCPU writes only its own entry; a mark reads all of them. */
-static struct counts vcpu[MAX_VCPUS];
-static int nvcpus = 1;
 static uint64_t marks;
 static FILE *out;
 
@@ -273,6 +472,8 @@ static void mark_exec(unsigned int cpu, void *udata)
 		 (unsigned long long)(uintptr_t)udata, cpu,
 		 (unsigned long long)++marks);
 	print_counts(what);
+	if (prof)
+		prof_mark(what);
 }
 
 static void translated(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
@@ -289,8 +490,15 @@ static void translated(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
 				QEMU_PLUGIN_CB_NO_REGS,
 				(void *)(uintptr_t)(va - MARK_BASE));
 	}
-	qemu_plugin_register_vcpu_tb_exec_cb(tb, tb_exec, QEMU_PLUGIN_CB_NO_REGS,
-					     (void *)(uintptr_t)n);
+	if (prof) {
+		pthread_mutex_lock(&prof_lock);
+		qemu_plugin_register_vcpu_tb_exec_cb(tb, tb_exec_prof,
+			QEMU_PLUGIN_CB_NO_REGS, block_get(va, n));
+		pthread_mutex_unlock(&prof_lock);
+	} else {
+		qemu_plugin_register_vcpu_tb_exec_cb(tb, tb_exec,
+			QEMU_PLUGIN_CB_NO_REGS, (void *)(uintptr_t)n);
+	}
 	for (i = 0; i < n; i++) {
 		struct qemu_plugin_insn *insn = qemu_plugin_tb_get_insn(tb, i);
 		enum klass k = classify(qemu_plugin_insn_data(insn),
@@ -306,17 +514,24 @@ static void at_exit(qemu_plugin_id_t id, void *unused)
 {
 	print_counts("total");
 	fclose(out);
+	if (prof) {
+		prof_mark("exit");
+		fclose(prof);
+	}
 }
 
 EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_t *info,
 			       int argc, char **argv)
 {
-	const char *path = "vcpucount.out";
+	const char *path = "vcpucount.out", *prof_path = NULL;
 	int i;
 
-	for (i = 0; i < argc; i++)
+	for (i = 0; i < argc; i++) {
 		if (!strncmp(argv[i], "out=", 4))
 			path = argv[i] + 4;
+		else if (!strncmp(argv[i], "prof=", 5))
+			prof_path = argv[i] + 5;
+	}
 	if (info->system_emulation)
 		nvcpus = info->system.max_vcpus;
 	if (nvcpus < 1 || nvcpus > MAX_VCPUS)
@@ -325,6 +540,13 @@ EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_t *info,
 	if (!out) {
 		perror(path);
 		return -1;
+	}
+	if (prof_path) {
+		prof = fopen(prof_path, "w");
+		if (!prof) {
+			perror(prof_path);
+			return -1;
+		}
 	}
 	qemu_plugin_register_vcpu_tb_trans_cb(id, translated);
 	qemu_plugin_register_atexit_cb(id, at_exit, NULL);
