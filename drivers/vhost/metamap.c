@@ -1241,6 +1241,31 @@ ssize_t __vhost_metamap_copy_from_iter(struct vhost_metamap *map,
 		return 0;
 	t = 0;
 	spin_lock(&map->lock);
+	/*
+	 * The common case, a buffer in one segment and one page: one lookup,
+	 * a copy per piece.  Anything else, or a miss, takes the walk.
+	 */
+	if (likely(iov[0].iov_len - off >= total)) {
+		unsigned long uaddr = (unsigned long)iov[0].iov_base + off;
+		void *k = NULL;
+
+		if (offset_in_page(uaddr) + total <= PAGE_SIZE)
+			k = vhost_metamap_payload_page(pl, uaddr >> PAGE_SHIFT);
+		if (k) {
+			k += offset_in_page(uaddr);
+			for (; t < nto && !poison; t++) {
+				unsigned long left = copy_mc_to_kernel(to[t].dst, k,
+								       to[t].len);
+
+				if (unlikely(left))
+					poison = page_to_pfn(virt_to_page(k));
+				k += to[t].len;
+			}
+			done = total;
+			spin_unlock(&map->lock);
+			goto out;
+		}
+	}
 	while (done < total) {
 		unsigned long uaddr, left;
 		size_t n;
