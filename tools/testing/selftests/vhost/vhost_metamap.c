@@ -683,6 +683,71 @@ TEST_F(metamap, payload_follows_buffer_page)
 }
 
 /*
+ * The payload map in the memory a guest's RAM usually is: a shared memfd
+ * (QEMU's memory-backend-memfd) and hugetlbfs.  A TX buffer in a memfd
+ * page is written through a second mapping of the file, then the page is
+ * punched out of the file (fallocate PUNCH_HOLE: unmapped from both
+ * mappings and freed) and written again; a buffer in a huge page is sent,
+ * and again from a new huge page mapped at its address.  Each frame on the
+ * wire is the one written last.
+ */
+TEST_F(metamap, payload_follows_memfd_and_huge_pages)
+{
+	struct metamap_stats s0, s1;
+	size_t len = 200;
+	uint8_t *a, *b, *h;
+	int fd;
+
+	traffic(_metadata, self, 100);
+	stats(_metadata, self, VNET_TX, &s0);
+	fd = memfd_create("vhost-buf", 0);
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, ftruncate(fd, PAGE));
+	a = mmap(NULL, PAGE, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	b = mmap(NULL, PAGE, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	ASSERT_NE(MAP_FAILED, a);
+	ASSERT_NE(MAP_FAILED, b);
+	buf_fill(self, b, len, 8101);
+	send_expect(_metadata, self, a, len, "a write through another mapping");
+	buf_fill(self, b, len, 8102);
+	send_expect(_metadata, self, a, len, "a second write there");
+	ASSERT_EQ(0, fallocate(fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE,
+			       0, PAGE));
+	buf_fill(self, b, len, 8103);
+	send_expect(_metadata, self, a, len, "fallocate PUNCH_HOLE");
+	munmap(a, PAGE);
+	munmap(b, PAGE);
+	close(fd);
+
+	write_str("/proc/sys/vm/nr_hugepages", "8");
+	h = mmap(NULL, HPAGE, PROT_READ | PROT_WRITE,
+		 MAP_PRIVATE | MAP_ANONYMOUS | MAP_HUGETLB, -1, 0);
+	ASSERT_NE(MAP_FAILED, h) TH_LOG("no huge page: %s", strerror(errno));
+	buf_fill(self, h + HPAGE - PAGE, len, 8104);
+	send_expect(_metadata, self, h + HPAGE - PAGE, len, "a huge page");
+	ASSERT_EQ(h, mmap(h, HPAGE, PROT_READ | PROT_WRITE,
+			  MAP_PRIVATE | MAP_ANONYMOUS | MAP_HUGETLB | MAP_FIXED,
+			  -1, 0));
+	buf_fill(self, h + HPAGE - PAGE, len, 8105);
+	send_expect(_metadata, self, h + HPAGE - PAGE, len,
+		    "a new huge page (MAP_FIXED)");
+	munmap(h, HPAGE);
+
+	stats(_metadata, self, VNET_TX, &s1);
+	TH_LOG("payload: fast %lu, fills %lu, invalidations %lu",
+	       s1.payload_fast - s0.payload_fast,
+	       s1.payload_fills - s0.payload_fills,
+	       s1.payload_invalidations - s0.payload_invalidations);
+	if (variant->map) {
+		/* the punched page, the replaced huge page */
+		EXPECT_LE(2, s1.payload_invalidations - s0.payload_invalidations);
+		EXPECT_LE(5, s1.payload_fast - s0.payload_fast);
+		EXPECT_LE(3, s1.payload_fills - s0.payload_fills);
+	}
+	traffic(_metadata, self, 100);
+}
+
+/*
  * fork() makes the ring pages copy-on-write: the parent's traffic must go on
  * in the parent's copies, and the child's copy must not change.
  */
