@@ -41,7 +41,8 @@ enum vhost_stats_scope {
  *   batch needs are read ahead from the kernel mapping of the ring pages, and
  *   the used ring is written there. While the map cannot serve the queue
  *   (invalidated, dirty logging, memory it refuses), the read-ahead goes
- *   through uaccess as in batch.
+ *   through uaccess as in batch. vhost-net also reads its TX buffers through
+ *   kernel addresses of guest memory (the payload map).
  * @VHOST_METAMAP_MODE_BATCH: The read-ahead without the map: the avail entries
  *   and descriptors a batch needs are read in one uaccess section; the used
  *   ring is written through uaccess. No mm notifier is registered.
