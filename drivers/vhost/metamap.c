@@ -1106,8 +1106,8 @@ EXPORT_SYMBOL_GPL(__vhost_metamap_put16);
  * Find the page at the owner's address @uaddr for the payload map: GUP it
  * (for write if @write), keep its kernel address with the notifier
  * sequence of the region it is in, drop the reference.  Refused, as the
- * ring map refuses, where it is in no region, in a VMA registered with
- * userfaultfd, or where GUP refuses it (a hole, VM_IO or VM_PFNMAP,
+ * ring map refuses, where it is in no region, not mapped in a VMA
+ * registered with userfaultfd, or where GUP refuses it (a hole, VM_IO or VM_PFNMAP,
  * memfd_secret, hwpoison).  0, or -EAGAIN if the region was invalidated
  * meanwhile, or -EPERM.  Sleeps; vq->mutex held, outside a section.
  */
@@ -1175,7 +1175,7 @@ found:
 	vhost_metamap_stat_inc(map, &map->stats.payload_fills);
 	return 0;
 refused:
-	vhost_metamap_stat_inc(map, &map->stats.refused);
+	/* Counted by the caller's payload_fallback; refused is the ring's. */
 	return -EPERM;
 }
 
