@@ -204,6 +204,14 @@ static __always_inline int vhost_metamap_xlate(struct vhost_virtqueue *vq,
 	return 0;
 }
 
+/* Whether the queue's buffers may be read through the payload map. */
+static inline bool vhost_metamap_payload_mapped(struct vhost_virtqueue *vq)
+{
+	struct vhost_metamap *map = vq->metamap;
+
+	return map && map->payload;
+}
+
 /*
  * Copy the buffer @from describes into the @nto pieces @to through the
  * payload map of a queue in mode map (__vhost_metamap_copy_from_iter()):
@@ -286,6 +294,11 @@ static inline int vhost_metamap_xlate(struct vhost_virtqueue *vq, u64 addr,
 static inline void vhost_metamap_xlate_fill(struct vhost_virtqueue *vq,
 					    struct vhost_iotlb *umem,
 					    const struct vhost_iotlb_map *region) {}
+
+static inline bool vhost_metamap_payload_mapped(struct vhost_virtqueue *vq)
+{
+	return false;
+}
 
 static inline ssize_t vhost_metamap_copy_from_iter(struct vhost_virtqueue *vq,
 						   const struct vhost_metamap_to *to,
