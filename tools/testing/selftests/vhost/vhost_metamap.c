@@ -748,6 +748,61 @@ TEST_F(metamap, payload_follows_memfd_and_huge_pages)
 }
 
 /*
+ * The payload map keeps 1024 page translations, one slot per owner's page
+ * number modulo 1024: buffers on more pages than that take turns in the
+ * slots.  A page met where another sits is copied through uaccess and
+ * remembered in the slot, and found with GUP only when it comes back
+ * before any other page does; so pages that keep evicting one another
+ * cost no GUP per send.  Three buffer pages 4 MiB apart (one slot) are
+ * sent in turn, 20 rounds: every frame is the one written last, at most
+ * the first page is found (twice if something invalidated the region
+ * meanwhile), and at least the other two pages' 40 sends went through
+ * uaccess.  Before the slot remembered a page, each of the 60 sends was a
+ * GUP.
+ */
+TEST_F(metamap, payload_slot_shared_by_three_pages)
+{
+	const size_t len = 200, span = 1024 * PAGE, size = 2 * span + PAGE;
+	struct metamap_stats s0, s1;
+	uint8_t *base, *buf[3];
+	int round, i;
+
+	traffic(_metadata, self, 100);
+	base = mmap(NULL, size, PROT_READ | PROT_WRITE,
+		    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, base);
+	/* small pages: khugepaged must not move them under the test */
+	ASSERT_EQ(0, madvise(base, size, MADV_NOHUGEPAGE));
+	for (i = 0; i < 3; i++)
+		buf[i] = base + i * span;
+	stats(_metadata, self, VNET_TX, &s0);
+	for (round = 0; round < 20; round++) {
+		for (i = 0; i < 3; i++) {
+			buf_fill(self, buf[i], len, 8201 + round * 3 + i);
+			send_expect(_metadata, self, buf[i], len,
+				    "a send from a page of the shared slot");
+		}
+	}
+	stats(_metadata, self, VNET_TX, &s1);
+	TH_LOG("payload: fast %lu, fallback %lu, fills %lu, invalidations %lu",
+	       s1.payload_fast - s0.payload_fast,
+	       s1.payload_fallback - s0.payload_fallback,
+	       s1.payload_fills - s0.payload_fills,
+	       s1.payload_invalidations - s0.payload_invalidations);
+	if (variant->map) {
+		EXPECT_GE(2, s1.payload_fills - s0.payload_fills);
+		EXPECT_LE(40, s1.payload_fallback - s0.payload_fallback);
+		EXPECT_EQ(60, s1.payload_fast - s0.payload_fast +
+			      s1.payload_fallback - s0.payload_fallback);
+	} else {
+		EXPECT_EQ(0, s1.payload_fast + s1.payload_fills +
+			     s1.payload_fallback);
+	}
+	munmap(base, size);
+	traffic(_metadata, self, 100);
+}
+
+/*
  * fork() makes the ring pages copy-on-write: the parent's traffic must go on
  * in the parent's copies, and the child's copy must not change.
  */
@@ -1146,16 +1201,44 @@ static char *twin_of(FIXTURE_DATA(metamap) *self, const char *p)
 }
 
 /*
- * Whether ring page p and its copy are one page: two private anonymous
- * mappings share a page frame only when KSM merged them.  (6.12's
- * /proc/kpageflags cannot tell: it shows KPF_KSM for every anonymous
- * page, fs/proc/page.c testing mapping & PAGE_MAPPING_KSM.)
+ * Whether the private anonymous pages at p and q are one page frame, which
+ * only KSM makes them.  (6.12's /proc/kpageflags cannot tell: it shows
+ * KPF_KSM for every anonymous page, fs/proc/page.c testing mapping &
+ * PAGE_MAPPING_KSM.)
  */
-static bool ksm_shared(FIXTURE_DATA(metamap) *self, const char *p)
+static bool ksm_same(const void *p, const void *q)
 {
 	uint64_t pfn = pfn_of(p);
 
-	return pfn && pfn == pfn_of(twin_of(self, p));
+	return pfn && pfn == pfn_of(q);
+}
+
+/* Whether ring page p and its copy are one page. */
+static bool ksm_shared(FIXTURE_DATA(metamap) *self, const char *p)
+{
+	return ksm_same(p, twin_of(self, p));
+}
+
+/*
+ * Run ksmd until each page of a[] is one page with the page of b[] at the
+ * same index, or KSM_WAIT_MS passed, and stop it: the merged pages stay
+ * merged, and nothing merges again behind the test's back.  Returns how
+ * many pairs are merged; the time waited goes to *ms.
+ */
+static int ksm_run(char *const *a, char *const *b, int np, int *ms)
+{
+	int i, n = 0;
+
+	if (write_str(KSM_DIR "run", "1"))
+		return -1;
+	for (*ms = 0; *ms < KSM_WAIT_MS && n < np; *ms += 50) {
+		usleep(50000);
+		for (i = 0, n = 0; i < np; i++)
+			n += ksm_same(a[i], b[i]);
+	}
+	if (write_str(KSM_DIR "run", "0"))
+		return -1;
+	return n;
 }
 
 /*
@@ -1190,7 +1273,8 @@ static void ksm_merge(struct __test_metadata *_metadata,
 		      uint64_t *pfn)
 {
 	static const char zero[PAGE];
-	int i, n = 0, ms;
+	char *twins[KSM_PAGES];
+	int i, n, ms;
 
 	self->twin = vnet_map_anon(self->rings_len);
 	ASSERT_NE(NULL, self->twin);
@@ -1199,15 +1283,11 @@ static void ksm_merge(struct __test_metadata *_metadata,
 	for (i = 0; i < np; i++) {
 		ASSERT_NE(0, memcmp(pages[i], zero, PAGE))
 			TH_LOG("ring page %d is all zeroes", i);
-		memcpy(twin_of(self, pages[i]), pages[i], PAGE);
+		twins[i] = twin_of(self, pages[i]);
+		memcpy(twins[i], pages[i], PAGE);
 	}
-	ASSERT_EQ(0, write_str(KSM_DIR "run", "1"));
-	for (ms = 0; ms < KSM_WAIT_MS && n < np; ms += 50) {
-		usleep(50000);
-		for (i = 0, n = 0; i < np; i++)
-			n += ksm_shared(self, pages[i]);
-	}
-	ASSERT_EQ(0, write_str(KSM_DIR "run", "0"));
+	n = ksm_run(pages, twins, np, &ms);
+	ASSERT_LE(0, n) TH_LOG("starting or stopping ksmd failed");
 	TH_LOG("%d of %d ring pages merged with their copies in %d ms", n, np,
 	       ms);
 	for (i = 0; i < np; i++) {
@@ -1454,6 +1534,232 @@ TEST_F(metamap, thp_split_and_collapse)
 	EXPECT_EQ(2048, anon_huge_kb(huge));
 	traffic(_metadata, self, 300);
 	expect_map(_metadata, self, variant, VNET_TX, 2);
+}
+
+/*
+ * The TX queue's payload counters since s0, logged; in modes off and batch
+ * no payload map exists, and every one of them must be 0.
+ */
+static void payload_since(struct __test_metadata *_metadata,
+			  FIXTURE_DATA(metamap) *self,
+			  const FIXTURE_VARIANT(metamap) *variant,
+			  const struct metamap_stats *s0,
+			  struct metamap_stats *s)
+{
+	stats(_metadata, self, VNET_TX, s);
+	TH_LOG("payload: fast %lu, fallback %lu, fills %lu, invalidations %lu",
+	       s->payload_fast - s0->payload_fast,
+	       s->payload_fallback - s0->payload_fallback,
+	       s->payload_fills - s0->payload_fills,
+	       s->payload_invalidations - s0->payload_invalidations);
+	if (!variant->map)
+		EXPECT_EQ(0, s->payload_fast + s->payload_fallback +
+			     s->payload_fills + s->payload_invalidations);
+}
+
+/*
+ * Move the n pages at p (at most 4) to the node the first of them is not
+ * on: 0 if each of them is there now, else -1.  A transparent huge page
+ * asked for by its first page moves whole.
+ */
+static int move_other_node(void *p, int n)
+{
+	int nodes[4], status[4], i;
+	void *pages[4];
+
+	if (n > 4)
+		return -1;
+	for (i = 0; i < n; i++)
+		pages[i] = (char *)p + i * PAGE;
+	if (syscall(SYS_move_pages, 0, n, pages, NULL, status, 0) ||
+	    status[0] < 0)
+		return -1;
+	for (i = 0; i < n; i++)
+		nodes[i] = !status[0];
+	if (syscall(SYS_move_pages, 0, n, pages, nodes, status, MPOL_MF_MOVE))
+		return -1;
+	for (i = 0; i < n; i++)
+		if (status[i] != nodes[i])
+			return -1;
+	return 0;
+}
+
+#define MIG_EVENTS 6
+
+/*
+ * The payload map under the mm events that put a TX buffer's bytes in
+ * another page frame.  Two buffers: one whose header and frame straddle
+ * two small pages (the copy finds both), one in a page of a transparent
+ * huge page (the copy of one lookup).  Events: the small pages moved to
+ * the other NUMA node (move_pages()) and back; the huge page moved whole;
+ * split (split_huge_pages); its page of the buffer moved alone; collapsed
+ * into a new huge page (MADV_COLLAPSE).  After each, both buffers are
+ * written anew and sent: the frame on the wire is the one written last,
+ * which the page frame before the event never held.  In mode map each
+ * event reached the payload map as an invalidation, each send after it
+ * found its pages again (GUP) and was copied through the map.
+ */
+TEST_F(metamap, payload_follows_page_migration)
+{
+	static const char *const events[MIG_EVENTS] = {
+		"move_pages() to the other node", "move_pages() back",
+		"the huge page moved", "split_huge_pages",
+		"its page moved alone", "MADV_COLLAPSE",
+	};
+	struct metamap_stats s0, s1;
+	uint8_t *raw, *huge, *bufs[2];
+	uint32_t seq = 8301;
+	size_t len = 200;
+	char cmd[128];
+	int i, b, r;
+	long kb;
+
+	if (access("/sys/devices/system/node/node1", F_OK))
+		SKIP(return, "one NUMA node (boot with numa=fake=2)");
+	/* THP and debugfs: in the selftests' config and in Debian's */
+	r = access("/sys/kernel/debug/split_huge_pages", W_OK) ? -errno : 0;
+	ASSERT_EQ(0, r) TH_LOG("/sys/kernel/debug/split_huge_pages: %s",
+			       strerror(-r));
+	traffic(_metadata, self, 100);
+	/* A huge page, then small pages less than 4 MiB away: no slot shared */
+	raw = vnet_map_anon(3 * HPAGE);
+	ASSERT_NE(NULL, raw);
+	huge = (uint8_t *)(((uintptr_t)raw + HPAGE - 1) & ~(HPAGE - 1));
+	ASSERT_EQ(0, madvise(huge, HPAGE, MADV_HUGEPAGE));
+	memset(huge, 1, HPAGE);
+	kb = anon_huge_kb(huge);
+	if (kb < 2048) {
+		munmap(raw, 3 * HPAGE);
+		SKIP(return,
+		     "no huge page for the buffer (AnonHugePages %ld kB)", kb);
+	}
+	bufs[0] = huge + HPAGE + PAGE - 100;
+	bufs[1] = huge + 5 * PAGE;
+	/* A page met first is copied through uaccess: three rounds find all */
+	for (i = 0; i < 3; i++) {
+		for (b = 0; b < 2; b++) {
+			buf_fill(self, bufs[b], len, seq++);
+			send_expect(_metadata, self, bufs[b], len, "a write");
+		}
+	}
+	stats(_metadata, self, VNET_TX, &s0);
+
+	for (i = 0; i < MIG_EVENTS; i++) {
+		switch (i) {
+		case 0:
+		case 1:
+			r = move_other_node(huge + HPAGE, 2);
+			break;
+		case 2:
+			r = move_other_node(huge, 1);
+			TH_LOG("after the move: AnonHugePages %ld kB",
+			       anon_huge_kb(huge));
+			break;
+		case 3:
+			snprintf(cmd, sizeof(cmd), "%d,0x%lx,0x%lx", getpid(),
+				 (unsigned long)huge,
+				 (unsigned long)huge + HPAGE);
+			r = write_str("/sys/kernel/debug/split_huge_pages", cmd);
+			EXPECT_EQ(0, anon_huge_kb(huge));
+			break;
+		case 4:
+			r = move_other_node(bufs[1], 1);
+			break;
+		default:
+			r = madvise(huge, HPAGE, MADV_COLLAPSE) ? -errno : 0;
+			EXPECT_EQ(2048, anon_huge_kb(huge));
+			break;
+		}
+		ASSERT_EQ(0, r) TH_LOG("%s failed (%d)", events[i], r);
+		for (b = 0; b < 2; b++) {
+			buf_fill(self, bufs[b], len, seq++);
+			send_expect(_metadata, self, bufs[b], len, events[i]);
+		}
+	}
+	payload_since(_metadata, self, variant, &s0, &s1);
+	if (variant->map) {
+		EXPECT_LE(MIG_EVENTS,
+			  s1.payload_invalidations - s0.payload_invalidations);
+		/* after each event: two pages of one buffer, one of the other */
+		EXPECT_LE(3 * MIG_EVENTS, s1.payload_fills - s0.payload_fills);
+		EXPECT_LE(2 * MIG_EVENTS, s1.payload_fast - s0.payload_fast);
+	}
+	munmap(raw, 3 * HPAGE);
+	traffic(_metadata, self, 100);
+}
+
+/*
+ * KSM and the payload map.  Two TX buffer pages written with the same
+ * bytes are merged by ksmd into one write-protected page and sent from it,
+ * byte-exact, and stay merged (vhost only reads, and holds no reference
+ * that would keep KSM from merging).  Then one of them is written: copy on
+ * write gives it a new page, the other keeps the KSM page; both are sent,
+ * the new frame from the one, the old from the other (a map still
+ * pointing at the KSM page would send the old frame twice).  In mode map
+ * the merge and the write reached the payload map as invalidations, and
+ * it found the KSM page, then the new one.
+ */
+TEST_F_TIMEOUT(metamap, payload_follows_ksm_merge, 120)
+{
+	struct metamap_stats s0, s1, s2, s3;
+	size_t len = 200;
+	uint8_t *p, *a, *b;
+	char *pa, *pb;
+	uint64_t kpfn;
+	int i, n, ms;
+
+	ksm_start(_metadata, self);
+	traffic(_metadata, self, 100);
+	p = vnet_map_anon(2 * PAGE);
+	ASSERT_NE(NULL, p);
+	a = p;
+	b = p + PAGE;
+	pa = (char *)a;
+	pb = (char *)b;
+	ASSERT_EQ(0, madvise(p, 2 * PAGE, MADV_MERGEABLE));
+	/* A page met first is copied through uaccess: twice finds both */
+	for (i = 0; i < 2; i++) {
+		buf_fill(self, a, len, 8401);
+		buf_fill(self, b, len, 8401);
+		send_expect(_metadata, self, a, len, "a write");
+		send_expect(_metadata, self, b, len, "a write");
+	}
+	ASSERT_NE(0, pfn_of(a))
+		TH_LOG("/proc/self/pagemap shows no page frames (root only)");
+	stats(_metadata, self, VNET_TX, &s0);
+	n = ksm_run(&pa, &pb, 1, &ms);
+	ASSERT_EQ(1, n) TH_LOG("the buffer pages not merged in %d ms", ms);
+	TH_LOG("merged in %d ms", ms);
+	kpfn = pfn_of(a);
+	stats(_metadata, self, VNET_TX, &s1);
+
+	send_expect(_metadata, self, a, len, "the merge");
+	send_expect(_metadata, self, b, len, "the merge");
+	EXPECT_TRUE(pfn_of(a) == kpfn && pfn_of(b) == kpfn)
+		TH_LOG("unmerged by a send: pfn %#" PRIx64 " and %#" PRIx64
+		       ", merged %#" PRIx64, pfn_of(a), pfn_of(b), kpfn);
+	stats(_metadata, self, VNET_TX, &s2);
+
+	buf_fill(self, b, len, 8402);
+	EXPECT_TRUE(pfn_of(b) != kpfn && pfn_of(a) == kpfn)
+		TH_LOG("copy on write: pfn %#" PRIx64 " and %#" PRIx64
+		       ", merged %#" PRIx64, pfn_of(a), pfn_of(b), kpfn);
+	send_expect(_metadata, self, b, len, "a write to one (copy on write)");
+	send_expect(_metadata, self, a, len, "a write to the other");
+	payload_since(_metadata, self, variant, &s0, &s3);
+	if (variant->map) {
+		EXPECT_LT(s0.payload_invalidations, s1.payload_invalidations)
+			TH_LOG("the merge did not reach the payload map");
+		EXPECT_LE(s1.payload_fills + 2, s2.payload_fills)
+			TH_LOG("the KSM page not found");
+		EXPECT_LE(s1.payload_fast + 2, s2.payload_fast);
+		EXPECT_LT(s2.payload_invalidations, s3.payload_invalidations)
+			TH_LOG("copy on write did not reach the payload map");
+		EXPECT_LE(s2.payload_fills + 1, s3.payload_fills);
+		EXPECT_LE(s2.payload_fast + 2, s3.payload_fast);
+	}
+	munmap(p, 2 * PAGE);
+	traffic(_metadata, self, 100);
 }
 
 /* Rings on hugetlbfs pages: the map covers them like any other. */
