@@ -258,6 +258,7 @@ static void vhost_metamap_payload_arm(struct vhost_virtqueue *vq)
 		goto fail;
 	for (i = 0; i < VHOST_METAMAP_PAGES; i++)
 		pl->page[i].upfn = ~0UL;
+	pl->credit = VHOST_METAMAP_CREDIT;
 	pl->regions = kvcalloc(umem->nmaps, sizeof(*pl->regions),
 			       GFP_KERNEL_ACCOUNT);
 	if (!pl->regions)
@@ -872,17 +873,24 @@ fail:
 
 #ifdef CONFIG_FAULT_INJECTION
 /*
- * fail_vhost_metamap_mc: make a read through the map report poison, as
+ * fail_vhost_metamap_mc and fail_vhost_metamap_payload_mc: make a read
+ * through the ring map, or through the payload map, report poison, as
  * copy_mc_to_kernel() does when it consumes an uncorrectable memory error
  * (which an emulator cannot raise).  Decided before the section, since
  * should_fail() may print.
  */
 static DECLARE_FAULT_ATTR(vhost_metamap_fail_mc);
-static struct dentry *vhost_metamap_fail_dir;
+static DECLARE_FAULT_ATTR(vhost_metamap_fail_payload_mc);
+static struct dentry *vhost_metamap_fail_dir[2];
 
 static bool vhost_metamap_inject_mc(void)
 {
 	return should_fail(&vhost_metamap_fail_mc, 1);
+}
+
+static bool vhost_metamap_inject_payload_mc(void)
+{
+	return should_fail(&vhost_metamap_fail_payload_mc, 1);
 }
 
 static void vhost_metamap_fault_init(void)
@@ -891,15 +899,24 @@ static void vhost_metamap_fault_init(void)
 
 	dir = fault_create_debugfs_attr("fail_vhost_metamap_mc", NULL,
 					&vhost_metamap_fail_mc);
-	vhost_metamap_fail_dir = IS_ERR(dir) ? NULL : dir;
+	vhost_metamap_fail_dir[0] = IS_ERR(dir) ? NULL : dir;
+	dir = fault_create_debugfs_attr("fail_vhost_metamap_payload_mc", NULL,
+					&vhost_metamap_fail_payload_mc);
+	vhost_metamap_fail_dir[1] = IS_ERR(dir) ? NULL : dir;
 }
 
 static void vhost_metamap_fault_exit(void)
 {
-	debugfs_remove_recursive(vhost_metamap_fail_dir);
+	debugfs_remove_recursive(vhost_metamap_fail_dir[0]);
+	debugfs_remove_recursive(vhost_metamap_fail_dir[1]);
 }
 #else
 static bool vhost_metamap_inject_mc(void)
+{
+	return false;
+}
+
+static bool vhost_metamap_inject_payload_mc(void)
 {
 	return false;
 }
@@ -1185,8 +1202,9 @@ refused:
  * mispredicted as a hit reads the safe page: the check is folded into the
  * address without a branch.  map->lock held.
  */
-static void *vhost_metamap_payload_page(const struct vhost_metamap_payload *pl,
-					unsigned long upfn)
+static __always_inline void *
+vhost_metamap_payload_page(const struct vhost_metamap_payload *pl,
+			   unsigned long upfn)
 {
 	const struct vhost_metamap_page *e =
 		&pl->page[upfn & (VHOST_METAMAP_PAGES - 1)];
@@ -1204,6 +1222,35 @@ static void *vhost_metamap_payload_page(const struct vhost_metamap_payload *pl,
 			((unsigned long)vhost_metamap_safe_page() & ~mask));
 }
 
+/*
+ * Whether a page the payload map does not hold is worth finding (GUP).
+ * Two tests.  The slot: it is free, holds the same page gone stale, or
+ * the page is the one last refused there; a page met where another sits
+ * is copied through uaccess and remembered.  The credit: a fill spends
+ * VHOST_METAMAP_FILL_COST, a copy served by the one-page fast path
+ * earns one, up to VHOST_METAMAP_CREDIT (a whole map's worth of fills,
+ * so a new working set that fits is found at once).  A working set
+ * larger than the map (a DPDK driver's thousands of mbufs, two to a
+ * page, each page met twice in a row and then not for a whole cycle)
+ * passes the first test on every page and fails the second: its fills
+ * are bounded by the hits they buy.  vq->mutex and map->lock held.
+ */
+static bool vhost_metamap_payload_admit(struct vhost_metamap_payload *pl,
+					unsigned long upfn)
+{
+	struct vhost_metamap_page *e =
+		&pl->page[upfn & (VHOST_METAMAP_PAGES - 1)];
+
+	if (e->upfn != ~0UL && e->upfn != upfn && e->seen != upfn) {
+		e->seen = upfn;
+		return false;
+	}
+	if (pl->credit < VHOST_METAMAP_FILL_COST)
+		return false;
+	pl->credit -= VHOST_METAMAP_FILL_COST;
+	return true;
+}
+
 /**
  * __vhost_metamap_copy_from_iter - copy a buffer of the guest's through
  *	the payload map
@@ -1216,8 +1263,9 @@ static void *vhost_metamap_payload_page(const struct vhost_metamap_payload *pl,
  * not hold is found (GUP, outside the section) and the copy goes on, a
  * page it may not serve ends it.  Guest memory may hold an uncorrectable
  * error: the read is copy_mc_to_kernel(), and a poisoned page is handed to
- * memory_failure() after the section.  (fail_vhost_metamap_mc injects
- * poison into ring reads only.)
+ * memory_failure() after the section (fail_vhost_metamap_payload_mc
+ * injects such poison into the first page the call reads through the
+ * map).
  *
  * Context: vq->mutex held; sleeps.
  * Return: the bytes copied, @from advanced by as many; fewer than the
@@ -1233,13 +1281,16 @@ ssize_t __vhost_metamap_copy_from_iter(struct vhost_metamap *map,
 	size_t off = from->iov_offset, done = 0, total = 0, at = 0;
 	unsigned long seg = 0, poison = 0;
 	unsigned int fills = 0, t = 0;
+	bool admitted = false, mc;
 
 	lockdep_assert_held(&map->vq->mutex);
 	for (t = 0; t < nto; t++)
 		total += to[t].len;
-	if (!pl || !iter_is_iovec(from) || total > iov_iter_count(from))
+	if (!pl || !iter_is_iovec(from) || !total ||
+	    total > iov_iter_count(from))
 		return 0;
 	t = 0;
+	mc = vhost_metamap_inject_payload_mc();
 	spin_lock(&map->lock);
 	/*
 	 * The common case, a buffer in one segment and one page: one lookup,
@@ -1247,23 +1298,48 @@ ssize_t __vhost_metamap_copy_from_iter(struct vhost_metamap *map,
 	 */
 	if (likely(iov[0].iov_len - off >= total)) {
 		unsigned long uaddr = (unsigned long)iov[0].iov_base + off;
+		bool one = offset_in_page(uaddr) + total <= PAGE_SIZE;
 		void *k = NULL;
 
-		if (offset_in_page(uaddr) + total <= PAGE_SIZE)
+		if (one)
 			k = vhost_metamap_payload_page(pl, uaddr >> PAGE_SHIFT);
+		if (unlikely(!k) && one) {
+			/* A miss the map will not find: uaccess, at once. */
+			admitted = vhost_metamap_payload_admit(pl, uaddr >> PAGE_SHIFT);
+			if (!admitted) {
+				spin_unlock(&map->lock);
+				goto out;
+			}
+		}
 		if (k) {
 			k += offset_in_page(uaddr);
 			for (; t < nto && !poison; t++) {
-				unsigned long left = copy_mc_to_kernel(to[t].dst, k,
-								       to[t].len);
+				unsigned long left = unlikely(mc) ? to[t].len :
+					copy_mc_to_kernel(to[t].dst, k, to[t].len);
 
 				if (unlikely(left))
 					poison = page_to_pfn(virt_to_page(k));
 				k += to[t].len;
 			}
-			done = total;
 			spin_unlock(&map->lock);
-			goto out;
+			if (unlikely(poison))
+				goto out;
+			if (pl->credit < VHOST_METAMAP_CREDIT)
+				pl->credit++;
+			/*
+			 * iov_iter_advance() of a copy within the first
+			 * segment, as lib/iov_iter.c's iovec advance does it:
+			 * the call cost a third of this path.
+			 */
+			from->count -= total;
+			from->iov_offset = off + total;
+			if (from->iov_offset == iov[0].iov_len) {
+				from->__iov++;
+				from->nr_segs--;
+				from->iov_offset = 0;
+			}
+			vhost_metamap_stat_inc(map, &map->stats.payload_fast);
+			return total;
 		}
 	}
 	while (done < total) {
@@ -1287,16 +1363,27 @@ ssize_t __vhost_metamap_copy_from_iter(struct vhost_metamap *map,
 			 PAGE_SIZE - offset_in_page(uaddr));
 		k = vhost_metamap_payload_page(pl, uaddr >> PAGE_SHIFT);
 		if (!k) {
-			/* Two pages found per copy at most: then uaccess. */
-			spin_unlock(&map->lock);
+			/*
+			 * Two pages found per copy at most, and only those
+			 * vhost_metamap_payload_admit() lets in (the fast
+			 * path's miss was asked already): the rest through
+			 * uaccess.
+			 */
 			if (fills++ == 2 ||
-			    vhost_metamap_payload_fill(map, uaddr, false) == -EPERM)
+			    (!admitted &&
+			     !vhost_metamap_payload_admit(pl, uaddr >> PAGE_SHIFT))) {
+				spin_unlock(&map->lock);
+				goto out;
+			}
+			admitted = false;
+			spin_unlock(&map->lock);
+			if (vhost_metamap_payload_fill(map, uaddr, false) == -EPERM)
 				goto out;
 			spin_lock(&map->lock);
 			continue;
 		}
 		k += offset_in_page(uaddr);
-		left = copy_mc_to_kernel(to[t].dst + at, k, n);
+		left = unlikely(mc) ? n : copy_mc_to_kernel(to[t].dst + at, k, n);
 		if (unlikely(left)) {
 			poison = page_to_pfn(virt_to_page(k + n - left));
 			break;
@@ -1312,7 +1399,8 @@ out:
 		vhost_metamap_stat_inc(map, &map->stats.poisoned);
 		return -EIO;
 	}
-	iov_iter_advance(from, done);
+	if (done)
+		iov_iter_advance(from, done);
 	vhost_metamap_stat_inc(map, done == total ? &map->stats.payload_fast :
 						 &map->stats.payload_fallback);
 	return done;

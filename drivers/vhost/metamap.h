@@ -155,12 +155,13 @@ struct vhost_metamap_region {
 /*
  * Page translations per queue, a power of two: a ring of 1024 TX buffers
  * of a page each (make bench's) fits, contiguous buffers in distinct
- * entries.  32 KiB per queue in mode map.
+ * entries.  40 KiB per queue in mode map.
  */
 #define VHOST_METAMAP_PAGES	1024
 
 struct vhost_metamap_page {
 	unsigned long upfn;		/* owner's address >> PAGE_SHIFT, or ~0 */
+	unsigned long seen;		/* the page last refused here, or 0 */
 	void *kaddr;			/* the page's kernel address */
 	unsigned long seq;		/* region's notifier sequence then */
 	unsigned int region;		/* index in regions[] */
@@ -172,8 +173,16 @@ struct vhost_metamap_to {
 	size_t len;
 };
 
+/*
+ * What a fill of the payload map costs and its credit at most, in copies
+ * served by its fast path (vhost_metamap_payload_admit()).
+ */
+#define VHOST_METAMAP_FILL_COST	16
+#define VHOST_METAMAP_CREDIT	(VHOST_METAMAP_FILL_COST * VHOST_METAMAP_PAGES)
+
 struct vhost_metamap_payload {
 	unsigned int nregions;
+	unsigned int credit;		/* fills allowed, x FILL_COST; vq->mutex */
 	struct vhost_metamap_region *regions;
 	struct vhost_metamap_page *page;	/* VHOST_METAMAP_PAGES */
 };

@@ -741,7 +741,14 @@ TEST_F(metamap, payload_follows_memfd_and_huge_pages)
 	if (variant->map) {
 		/* the punched page, the replaced huge page */
 		EXPECT_LE(2, s1.payload_invalidations - s0.payload_invalidations);
-		EXPECT_LE(5, s1.payload_fast - s0.payload_fast);
+		/*
+		 * Five sends, each counted once; the first from each of the
+		 * two new pages may meet its slot taken by another page, and
+		 * go through uaccess (vhost_metamap_payload_admit()).
+		 */
+		EXPECT_EQ(5, s1.payload_fast - s0.payload_fast +
+			     s1.payload_fallback - s0.payload_fallback);
+		EXPECT_LE(3, s1.payload_fast - s0.payload_fast);
 		EXPECT_LE(3, s1.payload_fills - s0.payload_fills);
 	}
 	traffic(_metadata, self, 100);
