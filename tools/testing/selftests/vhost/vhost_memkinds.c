@@ -305,6 +305,8 @@ static void uffd_missing(struct uffd_srv *u, unsigned long addr, bool write)
 		uffd_error(u);
 		return;
 	}
+	/* Counted first: the ioctl wakes the faulting thread. */
+	__atomic_fetch_add(&u->missing, 1, __ATOMIC_RELAXED);
 	if (!write && page_zero(u->shadow + off)) {
 		struct uffdio_zeropage z = { .range = { addr, PAGE } };
 
@@ -325,8 +327,6 @@ static void uffd_missing(struct uffd_srv *u, unsigned long addr, bool write)
 	}
 	if (r)
 		uffd_error(u);
-	else
-		__atomic_fetch_add(&u->missing, 1, __ATOMIC_RELAXED);
 }
 
 /* A write to a write-protected page: lift the protection, which wakes. */
@@ -334,10 +334,10 @@ static void uffd_unprotect(struct uffd_srv *u, unsigned long addr)
 {
 	struct uffdio_writeprotect wp = { .range = { addr, PAGE }, .mode = 0 };
 
+	/* Counted first: lifting the protection wakes the faulting thread. */
+	__atomic_fetch_add(&u->wp, 1, __ATOMIC_RELAXED);
 	if (ioctl(u->fd, UFFDIO_WRITEPROTECT, &wp))
 		uffd_error(u);
-	else
-		__atomic_fetch_add(&u->wp, 1, __ATOMIC_RELAXED);
 }
 
 static void *uffd_run(void *arg)
@@ -372,15 +372,16 @@ static void *uffd_run(void *arg)
 		}
 		addr = m.arg.pagefault.address & ~(PAGE - 1);
 		wp = m.arg.pagefault.flags & UFFD_PAGEFAULT_FLAG_WP;
+		/* Counted before the fault is resolved, which wakes its thread. */
+		if ((pid_t)m.arg.pagefault.feat.ptid != u->tid)
+			__atomic_fetch_add(&u->other, 1, __ATOMIC_RELAXED);
+		else if (wp)
+			__atomic_fetch_add(&u->wp_test, 1, __ATOMIC_RELAXED);
 		if (wp)
 			uffd_unprotect(u, addr);
 		else
 			uffd_missing(u, addr, m.arg.pagefault.flags &
 					      UFFD_PAGEFAULT_FLAG_WRITE);
-		if ((pid_t)m.arg.pagefault.feat.ptid != u->tid)
-			__atomic_fetch_add(&u->other, 1, __ATOMIC_RELAXED);
-		else if (wp)
-			__atomic_fetch_add(&u->wp_test, 1, __ATOMIC_RELAXED);
 	}
 	return NULL;
 }
