@@ -227,6 +227,53 @@ static void vhost_metamap_payload_release(struct vhost_metamap *map)
 	kvfree(pl->regions);
 	kvfree(pl->page);
 	kfree(pl);
+	WRITE_ONCE(map->stats.payload_slots, 0);
+}
+
+/* A new, empty table of @n page translations; NULL if there is no memory. */
+static struct vhost_metamap_page *vhost_metamap_payload_table(unsigned int n)
+{
+	struct vhost_metamap_page *page;
+	unsigned int i;
+
+	page = kvmalloc_array(n, sizeof(*page),
+			      GFP_KERNEL_ACCOUNT | __GFP_NOWARN);
+	for (i = 0; page && i < n; i++)
+		page[i] = (struct vhost_metamap_page){ .upfn = ~0UL };
+	return page;
+}
+
+/*
+ * The admission ran out of credit with the table smaller than it may be
+ * (a working set larger than the table, such as a DPDK driver's mbufs):
+ * twice the entries, each translation held so far moved to its entry in
+ * the new table (it keeps its sequence: whatever invalidated it meanwhile
+ * still does), and a full credit for the new size.  No section is needed:
+ * the vq->mutex holder alone touches the table (struct
+ * vhost_metamap_payload).  Without memory the table stays as it is, and
+ * is not grown again.  Sleeps; vq->mutex held, outside a section.
+ */
+static noinline void vhost_metamap_payload_grow(struct vhost_metamap *map)
+{
+	struct vhost_metamap_payload *pl = map->payload;
+	unsigned int n = (pl->mask + 1) * 2, i;
+	struct vhost_metamap_page *page, *old = pl->page;
+
+	lockdep_assert_held(&map->vq->mutex);
+	pl->grow = false;
+	page = vhost_metamap_payload_table(n);
+	if (!page) {
+		pl->max = pl->mask + 1;
+		return;
+	}
+	for (i = 0; i <= pl->mask; i++)
+		if (old[i].upfn != ~0UL)
+			page[old[i].upfn & (n - 1)] = old[i];
+	pl->page = page;
+	pl->mask = n - 1;
+	pl->credit = VHOST_METAMAP_FILL_COST * n;
+	WRITE_ONCE(map->stats.payload_slots, n);
+	kvfree(old);
 }
 
 /*
@@ -243,6 +290,7 @@ static void vhost_metamap_payload_arm(struct vhost_virtqueue *vq)
 	const struct vhost_iotlb_map *m;
 	struct vhost_metamap_payload *pl;
 	struct mm_struct *mm = vq->dev->mm;
+	unsigned long pages = 0;
 	unsigned int i, n = 0;
 
 	lockdep_assert_held(&vq->mutex);
@@ -252,13 +300,11 @@ static void vhost_metamap_payload_arm(struct vhost_virtqueue *vq)
 	pl = kzalloc(sizeof(*pl), GFP_KERNEL_ACCOUNT);
 	if (!pl)
 		goto fail;
-	pl->page = kvcalloc(VHOST_METAMAP_PAGES, sizeof(*pl->page),
-			    GFP_KERNEL_ACCOUNT);
+	pl->page = vhost_metamap_payload_table(VHOST_METAMAP_PAGES);
 	if (!pl->page)
 		goto fail;
-	for (i = 0; i < VHOST_METAMAP_PAGES; i++)
-		pl->page[i].upfn = ~0UL;
-	pl->credit = VHOST_METAMAP_CREDIT;
+	pl->mask = VHOST_METAMAP_PAGES - 1;
+	pl->credit = VHOST_METAMAP_FILL_COST * VHOST_METAMAP_PAGES;
 	pl->regions = kvcalloc(umem->nmaps, sizeof(*pl->regions),
 			       GFP_KERNEL_ACCOUNT);
 	if (!pl->regions)
@@ -284,9 +330,16 @@ static void vhost_metamap_payload_arm(struct vhost_virtqueue *vq)
 		pl->regions[n].map = map;
 		pl->regions[n].start = start;
 		pl->regions[n].end = start + len;
+		pages += min_t(unsigned long, len >> PAGE_SHIFT,
+			       VHOST_METAMAP_PAGES_MAX);
 		n++;
 	}
 	mmap_read_unlock(mm);
+	/* Never more entries than the table's pages. */
+	pl->max = clamp_t(unsigned long,
+			  roundup_pow_of_two(min_t(unsigned long, pages,
+						   VHOST_METAMAP_PAGES_MAX) | 1),
+			  VHOST_METAMAP_PAGES, VHOST_METAMAP_PAGES_MAX);
 	for (i = 0; i < n; i++) {
 		struct vhost_metamap_region *r = &pl->regions[i];
 
@@ -305,6 +358,7 @@ static void vhost_metamap_payload_arm(struct vhost_virtqueue *vq)
 	spin_lock(&map->lock);
 	WRITE_ONCE(map->payload, pl);
 	spin_unlock(&map->lock);
+	WRITE_ONCE(map->stats.payload_slots, VHOST_METAMAP_PAGES);
 	return;
 fail:
 	if (pl) {
@@ -1182,7 +1236,7 @@ found:
 		put_page(page);
 		return -EAGAIN;
 	}
-	e = &pl->page[(uaddr >> PAGE_SHIFT) & (VHOST_METAMAP_PAGES - 1)];
+	e = &pl->page[(uaddr >> PAGE_SHIFT) & pl->mask];
 	e->upfn = uaddr >> PAGE_SHIFT;
 	e->kaddr = page_address(page);
 	e->seq = seq;
@@ -1206,8 +1260,7 @@ static __always_inline void *
 vhost_metamap_payload_page(const struct vhost_metamap_payload *pl,
 			   unsigned long upfn)
 {
-	const struct vhost_metamap_page *e =
-		&pl->page[upfn & (VHOST_METAMAP_PAGES - 1)];
+	const struct vhost_metamap_page *e = &pl->page[upfn & pl->mask];
 	unsigned int ri = array_index_nospec(e->region, pl->nregions);
 	unsigned long stale, mask;
 
@@ -1228,25 +1281,28 @@ vhost_metamap_payload_page(const struct vhost_metamap_payload *pl,
  * the page is the one last refused there; a page met where another sits
  * is copied through uaccess and remembered.  The credit: a fill spends
  * VHOST_METAMAP_FILL_COST, a copy served by the one-page fast path
- * earns one, up to VHOST_METAMAP_CREDIT (a whole map's worth of fills,
- * so a new working set that fits is found at once).  A working set
- * larger than the map (a DPDK driver's thousands of mbufs, two to a
- * page, each page met twice in a row and then not for a whole cycle)
- * passes the first test on every page and fails the second: its fills
- * are bounded by the hits they buy.  vq->mutex and map->lock held.
+ * earns one, up to a whole map's worth of fills (so a new working set
+ * that fits is found at once).  A working set larger than the map (a DPDK
+ * driver's thousands of mbufs, two to a page, each page met twice in a
+ * row and then not for a whole cycle) passes the first test on every page
+ * and fails the second: its fills are bounded by the hits they buy, and
+ * the map grows, twice as large each time the credit runs out, as far as
+ * it may (vhost_metamap_payload_grow(), after the section).  vq->mutex and
+ * map->lock held.
  */
 static bool vhost_metamap_payload_admit(struct vhost_metamap_payload *pl,
 					unsigned long upfn)
 {
-	struct vhost_metamap_page *e =
-		&pl->page[upfn & (VHOST_METAMAP_PAGES - 1)];
+	struct vhost_metamap_page *e = &pl->page[upfn & pl->mask];
 
 	if (e->upfn != ~0UL && e->upfn != upfn && e->seen != upfn) {
 		e->seen = upfn;
 		return false;
 	}
-	if (pl->credit < VHOST_METAMAP_FILL_COST)
+	if (pl->credit < VHOST_METAMAP_FILL_COST) {
+		pl->grow = pl->mask + 1 < pl->max;
 		return false;
+	}
 	pl->credit -= VHOST_METAMAP_FILL_COST;
 	return true;
 }
@@ -1324,7 +1380,7 @@ ssize_t __vhost_metamap_copy_from_iter(struct vhost_metamap *map,
 			spin_unlock(&map->lock);
 			if (unlikely(poison))
 				goto out;
-			if (pl->credit < VHOST_METAMAP_CREDIT)
+			if (pl->credit < VHOST_METAMAP_FILL_COST * (pl->mask + 1))
 				pl->credit++;
 			/*
 			 * iov_iter_advance() of a copy within the first
@@ -1394,6 +1450,8 @@ ssize_t __vhost_metamap_copy_from_iter(struct vhost_metamap *map,
 	}
 	spin_unlock(&map->lock);
 out:
+	if (unlikely(pl->grow))
+		vhost_metamap_payload_grow(map);
 	if (unlikely(poison)) {
 		memory_failure_queue(poison, 0);
 		vhost_metamap_stat_inc(map, &map->stats.poisoned);
@@ -1966,6 +2024,7 @@ void vhost_metamap_read_stats(struct vhost_virtqueue *vq,
 	} while (u64_stats_fetch_retry(&s->syncp, start));
 	c->invalidations = READ_ONCE(s->invalidations);
 	c->payload_invalidations = READ_ONCE(s->payload_invalidations);
+	c->payload_slots = READ_ONCE(s->payload_slots);
 }
 EXPORT_SYMBOL_GPL(vhost_metamap_read_stats);
 
@@ -1975,13 +2034,13 @@ void vhost_metamap_show_fdinfo(struct seq_file *m, struct vhost_virtqueue *vq,
 	struct vhost_metamap_counts c;
 
 	vhost_metamap_read_stats(vq, &c);
-	seq_printf(m, "vq%u-metamap:\tmode=%u valid=%d fast=%llu fallback=%llu invalidations=%llu remaps=%llu remap_failures=%llu sections=%llu batched=%llu refused=%llu uaccess_fills=%llu poisoned=%llu payload_fast=%llu payload_fallback=%llu payload_fills=%llu payload_invalidations=%llu\n",
+	seq_printf(m, "vq%u-metamap:\tmode=%u valid=%d fast=%llu fallback=%llu invalidations=%llu remaps=%llu remap_failures=%llu sections=%llu batched=%llu refused=%llu uaccess_fills=%llu poisoned=%llu payload_fast=%llu payload_fallback=%llu payload_fills=%llu payload_invalidations=%llu payload_slots=%llu\n",
 		   index, vhost_metamap_mode(vq), vhost_metamap_valid(vq),
 		   c.fast, c.fallback, c.invalidations, c.remaps,
 		   c.remap_failures, c.sections, c.batched, c.refused,
 		   c.uaccess_fills, c.poisoned, c.payload_fast,
 		   c.payload_fallback, c.payload_fills,
-		   c.payload_invalidations);
+		   c.payload_invalidations, c.payload_slots);
 }
 EXPORT_SYMBOL_GPL(vhost_metamap_show_fdinfo);
 

@@ -69,6 +69,7 @@ struct vhost_metamap_stats {
 	struct u64_stats_sync syncp;
 	u64 invalidations;	/* notifier callbacks that hit the map */
 	u64 payload_invalidations; /* ... that hit a memory region */
+	u64 payload_slots;	/* entries of the payload map, 0 without one */
 };
 
 /* A copy of the counters, read together; see vhost_metamap_read_stats(). */
@@ -87,6 +88,7 @@ struct vhost_metamap_counts {
 	u64 payload_fallback;
 	u64 payload_fills;
 	u64 payload_invalidations;
+	u64 payload_slots;
 };
 
 /* Avail entries read ahead in one section; see vhost_metamap_fill(). */
@@ -153,11 +155,16 @@ struct vhost_metamap_region {
 };
 
 /*
- * Page translations per queue, a power of two: a ring of 1024 TX buffers
- * of a page each (make bench's) fits, contiguous buffers in distinct
- * entries.  40 KiB per queue in mode map.
+ * Page translations per queue, a power of two, direct-mapped by the owner's
+ * page number: VHOST_METAMAP_PAGES to start with (a ring of 1024 TX buffers
+ * of a page each, make bench's, fits; contiguous buffers take distinct
+ * entries), twice as many each time the admission's credit runs out
+ * (vhost_metamap_payload_grow()), up to VHOST_METAMAP_PAGES_MAX and no
+ * more than the memory table's pages.  40 KiB per queue in mode map, 640
+ * KiB at most, charged to the owner's memory cgroup.
  */
 #define VHOST_METAMAP_PAGES	1024
+#define VHOST_METAMAP_PAGES_MAX	16384
 
 struct vhost_metamap_page {
 	unsigned long upfn;		/* owner's address >> PAGE_SHIFT, or ~0 */
@@ -174,17 +181,26 @@ struct vhost_metamap_to {
 };
 
 /*
- * What a fill of the payload map costs and its credit at most, in copies
- * served by its fast path (vhost_metamap_payload_admit()).
+ * What a fill of the payload map costs, in copies served by its fast path
+ * (vhost_metamap_payload_admit()); its credit holds a whole map's worth
+ * of fills at most.
  */
 #define VHOST_METAMAP_FILL_COST	16
-#define VHOST_METAMAP_CREDIT	(VHOST_METAMAP_FILL_COST * VHOST_METAMAP_PAGES)
 
+/*
+ * The payload map of a queue.  Everything here belongs to the vq->mutex
+ * holder: the invalidate callbacks touch only the regions' notifier
+ * sequences (under map->lock), never @page, so the holder may replace
+ * @page outside a section.
+ */
 struct vhost_metamap_payload {
 	unsigned int nregions;
-	unsigned int credit;		/* fills allowed, x FILL_COST; vq->mutex */
+	unsigned int credit;		/* fills allowed, x FILL_COST */
+	unsigned int mask;		/* entries in @page, minus one */
+	unsigned int max;		/* entries @page may grow to */
+	bool grow;			/* credit ran out: grow after the section */
 	struct vhost_metamap_region *regions;
-	struct vhost_metamap_page *page;	/* VHOST_METAMAP_PAGES */
+	struct vhost_metamap_page *page;	/* mask + 1 entries */
 };
 
 /**

@@ -1297,19 +1297,22 @@ int vnet_metamap_stats(struct vnet *n, int qidx, struct metamap_stats *s)
 	r = fdinfo_get(n->vhost_fd, key, val, sizeof(val));
 	if (r)
 		return r;
+	/* payload_slots came last: a kernel without it reads as -1 */
+	s->payload_slots = -1;
 	if (sscanf(val, "mode=%d valid=%d fast=%" SCNu64 " fallback=%" SCNu64
 		   " invalidations=%" SCNu64 " remaps=%" SCNu64
 		   " remap_failures=%" SCNu64 " sections=%" SCNu64
 		   " batched=%" SCNu64 " refused=%" SCNu64
 		   " uaccess_fills=%" SCNu64 " poisoned=%" SCNu64
 		   " payload_fast=%" SCNu64 " payload_fallback=%" SCNu64
-		   " payload_fills=%" SCNu64 " payload_invalidations=%" SCNu64,
+		   " payload_fills=%" SCNu64 " payload_invalidations=%" SCNu64
+		   " payload_slots=%" SCNd64,
 		   &s->mode, &s->valid, &s->fast, &s->fallback,
 		   &s->invalidations, &s->remaps, &s->remap_failures,
 		   &s->sections, &s->batched, &s->refused,
 		   &s->uaccess_fills, &s->poisoned, &s->payload_fast,
 		   &s->payload_fallback, &s->payload_fills,
-		   &s->payload_invalidations) != 16)
+		   &s->payload_invalidations, &s->payload_slots) < 16)
 		return -EINVAL;
 	s->enabled = s->mode == METAMAP_MAP;
 	return 0;

@@ -212,6 +212,7 @@ struct metamap_stats {
 	uint64_t payload_fallback; /* ... that uaccess finished */
 	uint64_t payload_fills;	/* pages the payload map found */
 	uint64_t payload_invalidations;	/* notifier calls on its regions */
+	int64_t payload_slots;	/* its page translations now; -1: not said */
 };
 int vnet_metamap_stats(struct vnet *n, int qidx, struct metamap_stats *s);
 /* A mode's number from its name (off, map, batch), or -1. */
