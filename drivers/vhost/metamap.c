@@ -335,10 +335,10 @@ static void vhost_metamap_payload_arm(struct vhost_virtqueue *vq)
 		n++;
 	}
 	mmap_read_unlock(mm);
-	/* Never more entries than the table's pages. */
+	/* The table's pages rounded up to a power of two, at most. */
 	pl->max = clamp_t(unsigned long,
-			  roundup_pow_of_two(min_t(unsigned long, pages,
-						   VHOST_METAMAP_PAGES_MAX) | 1),
+			  roundup_pow_of_two(clamp_t(unsigned long, pages, 1,
+						     VHOST_METAMAP_PAGES_MAX)),
 			  VHOST_METAMAP_PAGES, VHOST_METAMAP_PAGES_MAX);
 	for (i = 0; i < n; i++) {
 		struct vhost_metamap_region *r = &pl->regions[i];

@@ -160,7 +160,7 @@ struct vhost_metamap_region {
  * of a page each, make bench's, fits; contiguous buffers take distinct
  * entries), twice as many each time the admission's credit runs out
  * (vhost_metamap_payload_grow()), up to VHOST_METAMAP_PAGES_MAX and no
- * more than the memory table's pages.  40 KiB per queue in mode map, 640
+ * more than the memory table's pages rounded up to a power of two.  40 KiB per queue in mode map, 640
  * KiB at most, charged to the owner's memory cgroup.
  */
 #define VHOST_METAMAP_PAGES	1024
