@@ -664,11 +664,7 @@ TEST_F(metamap, payload_follows_buffer_page)
 	send_expect(_metadata, self, buf, len, "MADV_PAGEOUT");
 
 	stats(_metadata, self, VNET_TX, &s1);
-	TH_LOG("payload: fast %lu, fallback %lu, fills %lu, invalidations %lu",
-	       s1.payload_fast - s0.payload_fast,
-	       s1.payload_fallback - s0.payload_fallback,
-	       s1.payload_fills - s0.payload_fills,
-	       s1.payload_invalidations - s0.payload_invalidations);
+	TH_LOG("payload: %s", payload_delta(&s0, &s1).s);
 	if (variant->map) {
 		/* MAP_FIXED, DONTNEED, COW, mremap at least */
 		EXPECT_LE(4, s1.payload_invalidations - s0.payload_invalidations);
@@ -734,10 +730,7 @@ TEST_F(metamap, payload_follows_memfd_and_huge_pages)
 	munmap(h, HPAGE);
 
 	stats(_metadata, self, VNET_TX, &s1);
-	TH_LOG("payload: fast %lu, fills %lu, invalidations %lu",
-	       s1.payload_fast - s0.payload_fast,
-	       s1.payload_fills - s0.payload_fills,
-	       s1.payload_invalidations - s0.payload_invalidations);
+	TH_LOG("payload: %s", payload_delta(&s0, &s1).s);
 	if (variant->map) {
 		/* the punched page, the replaced huge page */
 		EXPECT_LE(2, s1.payload_invalidations - s0.payload_invalidations);
@@ -791,11 +784,7 @@ TEST_F(metamap, payload_slot_shared_by_three_pages)
 		}
 	}
 	stats(_metadata, self, VNET_TX, &s1);
-	TH_LOG("payload: fast %lu, fallback %lu, fills %lu, invalidations %lu",
-	       s1.payload_fast - s0.payload_fast,
-	       s1.payload_fallback - s0.payload_fallback,
-	       s1.payload_fills - s0.payload_fills,
-	       s1.payload_invalidations - s0.payload_invalidations);
+	TH_LOG("payload: %s", payload_delta(&s0, &s1).s);
 	if (variant->map) {
 		EXPECT_GE(2, s1.payload_fills - s0.payload_fills);
 		EXPECT_LE(40, s1.payload_fallback - s0.payload_fallback);
@@ -855,12 +844,8 @@ TEST_F(metamap, payload_map_grows_to_the_working_set)
 			ASSERT_EQ(0, vnet_tx_drain(&self->n, 5000));
 		}
 		stats(_metadata, self, VNET_TX, &s1);
-		TH_LOG("round %d: payload fast %lu, fallback %lu, fills %lu, invalidations %lu, slots %ld",
-		       round, s1.payload_fast - s0.payload_fast,
-		       s1.payload_fallback - s0.payload_fallback,
-		       s1.payload_fills - s0.payload_fills,
-		       s1.payload_invalidations - s0.payload_invalidations,
-		       (long)s1.payload_slots);
+		TH_LOG("round %d: payload %s, slots %ld", round,
+		       payload_delta(&s0, &s1).s, (long)s1.payload_slots);
 		if (!variant->map) {
 			EXPECT_EQ(0, s1.payload_fast + s1.payload_fills +
 				     s1.payload_fallback);
@@ -1636,11 +1621,7 @@ static void payload_since(struct __test_metadata *_metadata,
 			  struct metamap_stats *s)
 {
 	stats(_metadata, self, VNET_TX, s);
-	TH_LOG("payload: fast %lu, fallback %lu, fills %lu, invalidations %lu",
-	       s->payload_fast - s0->payload_fast,
-	       s->payload_fallback - s0->payload_fallback,
-	       s->payload_fills - s0->payload_fills,
-	       s->payload_invalidations - s0->payload_invalidations);
+	TH_LOG("payload: %s", payload_delta(s0, s).s);
 	if (!variant->map)
 		EXPECT_EQ(0, s->payload_fast + s->payload_fallback +
 			     s->payload_fills + s->payload_invalidations);

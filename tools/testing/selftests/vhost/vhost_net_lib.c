@@ -1288,6 +1288,20 @@ int vhost_fd_name(int fd, char *name, size_t len)
 	return fdinfo_get(fd, "vhost-name:", name, len);
 }
 
+struct payload_delta payload_delta(const struct metamap_stats *a,
+				   const struct metamap_stats *b)
+{
+	struct payload_delta d;
+
+	snprintf(d.s, sizeof(d.s), "fast %" PRIu64 ", fallback %" PRIu64
+		 ", fills %" PRIu64 ", invalidations %" PRIu64,
+		 b->payload_fast - a->payload_fast,
+		 b->payload_fallback - a->payload_fallback,
+		 b->payload_fills - a->payload_fills,
+		 b->payload_invalidations - a->payload_invalidations);
+	return d;
+}
+
 int vnet_metamap_stats(struct vnet *n, int qidx, struct metamap_stats *s)
 {
 	char key[32], val[256];
