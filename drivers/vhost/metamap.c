@@ -190,10 +190,11 @@ static bool vhost_metamap_payload_invalidate(struct mmu_interval_notifier *mni,
 	struct vhost_metamap *map = r->map;
 
 	/*
-	 * A section of the payload map copies one buffer's bytes, at most a
-	 * page (the buffers vhost-net builds in place are smaller than a
-	 * page): the wait here is that copy at most.  Every entry of the
-	 * region is stale once the sequence moves.
+	 * A section of the payload map copies one buffer's bytes: a TX
+	 * buffer's, at most a page (the buffers vhost-net builds in place are
+	 * smaller than a page), or a received frame's, at most
+	 * VHOST_METAMAP_WRITE_PAGES pages: the wait here is that copy at
+	 * most.  Every entry of the region is stale once the sequence moves.
 	 */
 	spin_lock(&map->lock);
 	mmu_interval_set_seq(mni, cur_seq);
@@ -1211,11 +1212,13 @@ static noinline int vhost_metamap_payload_fill(struct vhost_metamap *map,
 	 * page of a VMA registered with userfaultfd: its pages are mapped
 	 * (uffd's faults are for what is not), and the ring map refuses such
 	 * a VMA only for the stores that would bypass its write protection,
-	 * which TX never makes.
+	 * which TX never makes.  A page found for write takes the slow path:
+	 * its FOLL_TOUCH marks the page dirty, as a store through the
+	 * owner's mapping would (GUP-fast does not), and what cleans it again
+	 * (writeback, reclaim) invalidates the region first.
 	 */
-	if (current->mm == mm &&
-	    get_user_pages_fast_only(uaddr & PAGE_MASK, 1,
-				     write ? FOLL_WRITE : 0, &page) == 1)
+	if (!write && current->mm == mm &&
+	    get_user_pages_fast_only(uaddr & PAGE_MASK, 1, 0, &page) == 1)
 		goto found;
 	mmap_read_lock(mm);
 	vma = find_vma(mm, uaddr);
@@ -1241,6 +1244,7 @@ found:
 	e->kaddr = page_address(page);
 	e->seq = seq;
 	e->region = i;
+	e->write = write;
 	spin_unlock(&map->lock);
 	put_page(page);
 	vhost_metamap_stat_inc(map, &map->stats.payload_fills);
@@ -1258,13 +1262,13 @@ refused:
  */
 static __always_inline void *
 vhost_metamap_payload_page(const struct vhost_metamap_payload *pl,
-			   unsigned long upfn)
+			   unsigned long upfn, bool write)
 {
 	const struct vhost_metamap_page *e = &pl->page[upfn & pl->mask];
 	unsigned int ri = array_index_nospec(e->region, pl->nregions);
 	unsigned long stale, mask;
 
-	if (unlikely(e->upfn != upfn))
+	if (unlikely(e->upfn != upfn || (write && !e->write)))
 		return NULL;
 	stale = (e->upfn ^ upfn) |
 		mmu_interval_read_retry(&pl->regions[ri].notifier, e->seq);
@@ -1305,6 +1309,30 @@ static bool vhost_metamap_payload_admit(struct vhost_metamap_payload *pl,
 	}
 	pl->credit -= VHOST_METAMAP_FILL_COST;
 	return true;
+}
+
+/*
+ * After a copy of @total bytes within the first segment of @iter served by
+ * a fast path: a credit earned, @iter advanced, the copy counted.  The
+ * advance is iov_iter_advance()'s for an iovec, inline: the call cost a
+ * third of the TX fast path.
+ */
+static __always_inline void
+vhost_metamap_payload_fast(struct vhost_metamap *map, struct iov_iter *iter,
+			   size_t total)
+{
+	struct vhost_metamap_payload *pl = map->payload;
+
+	if (pl->credit < VHOST_METAMAP_FILL_COST * (pl->mask + 1))
+		pl->credit++;
+	iter->count -= total;
+	iter->iov_offset += total;
+	if (iter->iov_offset == iter_iov(iter)->iov_len) {
+		iter->__iov++;
+		iter->nr_segs--;
+		iter->iov_offset = 0;
+	}
+	vhost_metamap_stat_inc(map, &map->stats.payload_fast);
 }
 
 /**
@@ -1358,7 +1386,9 @@ ssize_t __vhost_metamap_copy_from_iter(struct vhost_metamap *map,
 		void *k = NULL;
 
 		if (one)
-			k = vhost_metamap_payload_page(pl, uaddr >> PAGE_SHIFT);
+			k = vhost_metamap_payload_page(pl,
+						       uaddr >> PAGE_SHIFT,
+						       false);
 		if (unlikely(!k) && one) {
 			/* A miss the map will not find: uaccess, at once. */
 			admitted = vhost_metamap_payload_admit(pl, uaddr >> PAGE_SHIFT);
@@ -1380,21 +1410,7 @@ ssize_t __vhost_metamap_copy_from_iter(struct vhost_metamap *map,
 			spin_unlock(&map->lock);
 			if (unlikely(poison))
 				goto out;
-			if (pl->credit < VHOST_METAMAP_FILL_COST * (pl->mask + 1))
-				pl->credit++;
-			/*
-			 * iov_iter_advance() of a copy within the first
-			 * segment, as lib/iov_iter.c's iovec advance does it:
-			 * the call cost a third of this path.
-			 */
-			from->count -= total;
-			from->iov_offset = off + total;
-			if (from->iov_offset == iov[0].iov_len) {
-				from->__iov++;
-				from->nr_segs--;
-				from->iov_offset = 0;
-			}
-			vhost_metamap_stat_inc(map, &map->stats.payload_fast);
+			vhost_metamap_payload_fast(map, from, total);
 			return total;
 		}
 	}
@@ -1417,7 +1433,7 @@ ssize_t __vhost_metamap_copy_from_iter(struct vhost_metamap *map,
 		uaddr = (unsigned long)iov[seg].iov_base + off;
 		n = min3(to[t].len - at, iov[seg].iov_len - off,
 			 PAGE_SIZE - offset_in_page(uaddr));
-		k = vhost_metamap_payload_page(pl, uaddr >> PAGE_SHIFT);
+		k = vhost_metamap_payload_page(pl, uaddr >> PAGE_SHIFT, false);
 		if (!k) {
 			/*
 			 * Two pages found per copy at most, and only those
@@ -1464,6 +1480,174 @@ out:
 	return done;
 }
 EXPORT_SYMBOL_GPL(__vhost_metamap_copy_from_iter);
+
+/*
+ * __vhost_metamap_copy_to_iter()'s walk: a buffer over more than one page or
+ * segment, or a page the map does not hold yet.  Out of line, its pieces'
+ * array with it (the kernel zeroes a stack array on every call).
+ */
+static noinline ssize_t
+vhost_metamap_copy_to_iter_walk(struct vhost_metamap *map, const void *hdr,
+				size_t hlen, size_t skip, size_t len,
+				vhost_metamap_copy_t copy, void *arg,
+				struct iov_iter *to)
+{
+	struct vhost_metamap_payload *pl = map->payload;
+	struct {
+		unsigned long uaddr;
+		size_t n;
+		void *k;
+	} piece[VHOST_METAMAP_WRITE_PAGES];
+	size_t total = hlen + skip + len, off = to->iov_offset, got = 0, at;
+	const struct iovec *iov = iter_iov(to);
+	unsigned int np = 0, i, fills = 0;
+	unsigned long seg = 0;
+
+	/* The buffer's pieces, one page each, outside the section. */
+	while (got < total) {
+		unsigned long uaddr;
+		size_t n;
+
+		if (off == iov[seg].iov_len) {
+			if (++seg >= to->nr_segs)
+				goto uaccess;
+			off = 0;
+			continue;
+		}
+		if (np == ARRAY_SIZE(piece))
+			goto uaccess;
+		uaddr = (unsigned long)iov[seg].iov_base + off;
+		n = min3(total - got, iov[seg].iov_len - off,
+			 PAGE_SIZE - offset_in_page(uaddr));
+		piece[np].uaddr = uaddr;
+		piece[np++].n = n;
+		got += n;
+		off += n;
+	}
+	for (;;) {
+		spin_lock(&map->lock);
+		for (i = 0; i < np; i++) {
+			unsigned long upfn = piece[i].uaddr >> PAGE_SHIFT;
+
+			piece[i].k = vhost_metamap_payload_page(pl, upfn, true);
+			if (!piece[i].k)
+				break;
+		}
+		if (i == np)
+			break;
+		/*
+		 * A page the map does not hold: found if the admission lets
+		 * it in, a page per piece and one more try (an invalidation
+		 * that raced the fill) at most, then the buffer is looked up
+		 * again from the start.
+		 */
+		if (fills++ > np ||
+		    !vhost_metamap_payload_admit(pl, piece[i].uaddr >> PAGE_SHIFT)) {
+			spin_unlock(&map->lock);
+			goto uaccess;
+		}
+		spin_unlock(&map->lock);
+		if (vhost_metamap_payload_fill(map, piece[i].uaddr, true) == -EPERM)
+			goto uaccess;
+	}
+	/* The writes: loads and stores until the unlock. */
+	for (i = 0, at = 0; i < np; i++) {
+		void *k = piece[i].k + offset_in_page(piece[i].uaddr);
+		size_t end = at + piece[i].n, n;
+
+		while (at < end) {
+			if (at < hlen) {
+				n = min(end, hlen) - at;
+				memcpy(k, hdr + at, n);
+			} else if (at < hlen + skip) {
+				n = min(end, hlen + skip) - at;
+			} else {
+				n = end - at;
+				copy(arg, at - hlen - skip, k, n);
+			}
+			k += n;
+			at += n;
+		}
+	}
+	spin_unlock(&map->lock);
+	if (pl->credit < VHOST_METAMAP_FILL_COST * (pl->mask + 1))
+		pl->credit++;
+	iov_iter_advance(to, total);
+	vhost_metamap_stat_inc(map, &map->stats.payload_fast);
+	return total;
+uaccess:
+	if (unlikely(pl->grow))
+		vhost_metamap_payload_grow(map);
+	vhost_metamap_stat_inc(map, &map->stats.payload_fallback);
+	return 0;
+}
+
+/**
+ * __vhost_metamap_copy_to_iter - write a received frame into a buffer of
+ *	the guest's through the payload map
+ * @map: the queue's state, with a payload map
+ * @hdr: @hlen bytes to write first (a virtio-net header)
+ * @hlen: how many
+ * @skip: bytes after them left as they are (the header's rest, which the
+ *	caller writes: num_buffers)
+ * @len: the frame's bytes, after those, written by @copy
+ * @copy: writes the frame's bytes; called in the section, loads and stores
+ * @arg: passed to @copy
+ * @to: the buffer, an iterator over the owner's addresses
+ *
+ * All or nothing, in one section: every page the @hlen + @skip + @len
+ * bytes fall in is held by the payload map, found for write (a page it
+ * does not hold is found, outside the section, as far as the admission
+ * lets), and then all of it is written.  No more than
+ * VHOST_METAMAP_WRITE_PAGES pages: a larger buffer, or one spread over
+ * more pieces, is for uaccess.  Stores to guest memory consume no poison,
+ * so there is no memory-failure path here.
+ *
+ * Context: vq->mutex held; sleeps.
+ * Return: @hlen + @skip + @len, @to advanced by as many; or 0, nothing
+ * written and @to as it was: the caller writes the frame through uaccess.
+ */
+ssize_t __vhost_metamap_copy_to_iter(struct vhost_metamap *map,
+				     const void *hdr, size_t hlen,
+				     size_t skip, size_t len,
+				     vhost_metamap_copy_t copy, void *arg,
+				     struct iov_iter *to)
+{
+	struct vhost_metamap_payload *pl = map->payload;
+	size_t total = hlen + skip + len, off = to->iov_offset;
+	const struct iovec *iov = iter_iov(to);
+	unsigned long uaddr;
+	void *k;
+
+	lockdep_assert_held(&map->vq->mutex);
+	if (!pl || !iter_is_iovec(to) || !total ||
+	    total > iov_iter_count(to))
+		return 0;
+	/*
+	 * The common case, a buffer in one segment and one page, held: one
+	 * lookup, the header, the frame.  Anything else takes the walk.
+	 */
+	uaddr = (unsigned long)iov[0].iov_base + off;
+	if (unlikely(iov[0].iov_len - off < total ||
+		     offset_in_page(uaddr) + total > PAGE_SIZE))
+		goto walk;
+	spin_lock(&map->lock);
+	k = vhost_metamap_payload_page(pl, uaddr >> PAGE_SHIFT, true);
+	if (unlikely(!k)) {
+		spin_unlock(&map->lock);
+		goto walk;
+	}
+	k += offset_in_page(uaddr);
+	memcpy(k, hdr, hlen);
+	copy(arg, 0, k + hlen + skip, len);
+	spin_unlock(&map->lock);
+	vhost_metamap_payload_fast(map, to, total);
+	return total;
+walk:
+	return vhost_metamap_copy_to_iter_walk(map, hdr, hlen, skip, len, copy,
+					       arg, to);
+}
+EXPORT_SYMBOL_GPL(__vhost_metamap_copy_to_iter);
 
 /* Remember which ring a new read-ahead from avail index idx comes from. */
 static void vhost_metamap_batch_start(struct vhost_metamap *map, u16 idx)

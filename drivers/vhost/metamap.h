@@ -138,8 +138,8 @@ struct vhost_metamap_xlate {
 };
 
 /*
- * The payload map (mode map): the buffers descriptors point to, read
- * through kernel addresses of guest memory.  Each region of the memory
+ * The payload map (mode map): the buffers descriptors point to, read (TX)
+ * and written (RX) through kernel addresses of guest memory.  Each region of the memory
  * table is watched by an interval notifier of the queue's; a small cache
  * of page translations, direct-mapped by the owner's page number, holds a
  * page's kernel address with the notifier sequence it was found under: an
@@ -160,8 +160,9 @@ struct vhost_metamap_region {
  * of a page each, make bench's, fits; contiguous buffers take distinct
  * entries), twice as many each time the admission's credit runs out
  * (vhost_metamap_payload_grow()), up to VHOST_METAMAP_PAGES_MAX and no
- * more than the memory table's pages rounded up to a power of two.  40 KiB per queue in mode map, 640
- * KiB at most, charged to the owner's memory cgroup.
+ * more than the memory table's pages rounded up to a power of two.  40
+ * KiB per queue in mode map, 640 KiB at most, charged to the owner's
+ * memory cgroup.
  */
 #define VHOST_METAMAP_PAGES	1024
 #define VHOST_METAMAP_PAGES_MAX	16384
@@ -172,6 +173,7 @@ struct vhost_metamap_page {
 	void *kaddr;			/* the page's kernel address */
 	unsigned long seq;		/* region's notifier sequence then */
 	unsigned int region;		/* index in regions[] */
+	bool write;			/* found for write: stores allowed */
 };
 
 /* A piece of a copy through the payload map: @len bytes to @dst. */
@@ -179,6 +181,22 @@ struct vhost_metamap_to {
 	void *dst;
 	size_t len;
 };
+
+/*
+ * Writes @n bytes of a frame, from its byte @off, to @dst: called inside a
+ * section of the payload map (__vhost_metamap_copy_to_iter()), so loads
+ * and stores only (skb_copy_bits() of a frame in kernel memory).
+ */
+typedef void (*vhost_metamap_copy_t)(void *arg, size_t off, void *dst,
+				     size_t n);
+
+/*
+ * The pages one write through the payload map may span: a 1500-byte frame
+ * in buffers of any size and alignment (three pages at most) and its
+ * header's; a larger buffer is written through uaccess.  An invalidation
+ * waits for this much copying at most.
+ */
+#define VHOST_METAMAP_WRITE_PAGES	4
 
 /*
  * What a fill of the payload map costs, in copies served by its fast path
@@ -295,6 +313,11 @@ int __vhost_metamap_get_head(struct vhost_metamap *map, u16 idx,
 void __vhost_metamap_xlate_fill(struct vhost_metamap *map,
 				struct vhost_iotlb *umem,
 				const struct vhost_iotlb_map *region);
+ssize_t __vhost_metamap_copy_to_iter(struct vhost_metamap *map,
+				     const void *hdr, size_t hlen,
+				     size_t skip, size_t len,
+				     vhost_metamap_copy_t copy, void *arg,
+				     struct iov_iter *to);
 ssize_t __vhost_metamap_copy_from_iter(struct vhost_metamap *map,
 				       const struct vhost_metamap_to *to,
 				       unsigned int nto, struct iov_iter *from);

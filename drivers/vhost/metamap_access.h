@@ -229,6 +229,25 @@ static inline ssize_t vhost_metamap_copy_from_iter(struct vhost_virtqueue *vq,
 	return __vhost_metamap_copy_from_iter(map, to, nto, from);
 }
 
+/*
+ * Write a received frame into the buffer @to describes through the payload
+ * map of a queue in mode map (__vhost_metamap_copy_to_iter()): all of it,
+ * or nothing (0) and the caller writes it through uaccess.  vq->mutex.
+ */
+static inline ssize_t vhost_metamap_copy_to_iter(struct vhost_virtqueue *vq,
+						 const void *hdr, size_t hlen,
+						 size_t skip, size_t len,
+						 vhost_metamap_copy_t copy,
+						 void *arg, struct iov_iter *to)
+{
+	struct vhost_metamap *map = vq->metamap;
+
+	if (!map || !map->payload)
+		return 0;
+	return __vhost_metamap_copy_to_iter(map, hdr, hlen, skip, len, copy,
+					    arg, to);
+}
+
 /* What translate_desc() found in the memory table, for the next one. */
 static inline void vhost_metamap_xlate_fill(struct vhost_virtqueue *vq,
 					    struct vhost_iotlb *umem,
@@ -304,6 +323,15 @@ static inline ssize_t vhost_metamap_copy_from_iter(struct vhost_virtqueue *vq,
 						   const struct vhost_metamap_to *to,
 						   unsigned int nto,
 						   struct iov_iter *from)
+{
+	return 0;
+}
+
+static inline ssize_t vhost_metamap_copy_to_iter(struct vhost_virtqueue *vq,
+						 const void *hdr, size_t hlen,
+						 size_t skip, size_t len,
+						 vhost_metamap_copy_t copy,
+						 void *arg, struct iov_iter *to)
 {
 	return 0;
 }

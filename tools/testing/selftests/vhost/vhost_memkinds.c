@@ -1019,14 +1019,20 @@ static void send_expect(struct __test_metadata *_metadata,
 }
 
 /* The TX queue's counters, without a log line (for polling). */
+static struct metamap_stats q_stats(struct __test_metadata *_metadata,
+				    FIXTURE_DATA(memkinds) *self, int q)
+{
+	struct metamap_stats s = {};
+	int r = vnet_metamap_stats(&self->n, q, &s);
+
+	ASSERT_EQ(0, r) TH_LOG("vq%d fdinfo: %s", q, strerror(-r));
+	return s;
+}
+
 static struct metamap_stats tx_stats(struct __test_metadata *_metadata,
 				     FIXTURE_DATA(memkinds) *self)
 {
-	struct metamap_stats s = {};
-	int r = vnet_metamap_stats(&self->n, VNET_TX, &s);
-
-	ASSERT_EQ(0, r) TH_LOG("vq1 fdinfo: %s", strerror(-r));
-	return s;
+	return q_stats(_metadata, self, VNET_TX);
 }
 
 /*
@@ -1148,6 +1154,78 @@ TEST_F_TIMEOUT(memkinds, uffd_tx_buffer_missing_and_wp, 60)
 		EXPECT_EQ(0, s1.payload_fast + s1.payload_fallback +
 			     s1.payload_fills + s1.payload_invalidations);
 	traffic(_metadata, self, 100);
+}
+
+/*
+ * An RX buffer in userfaultfd memory, write-protected (a guest's RAM while
+ * QEMU tracks its writes with userfaultfd).  Received into once before
+ * the page is registered: in mode map the payload map holds it for write.
+ * Registered and write-protected, received into again without the driver
+ * touching it: the device's write must take the write-protect fault, from
+ * the vhost worker, and the handler lift the protection, before the frame
+ * is in the page; a write through a translation kept from before would
+ * bypass the protection.  Received into a third time: the page is
+ * writable again, no fault.  The payload map does not serve a page of a
+ * registered VMA: those writes go through uaccess.
+ */
+TEST_F_TIMEOUT(memkinds, uffd_rx_buffer_wp, 60)
+{
+	struct uffd_srv *u = &self->u;
+	struct metamap_stats s0, s1, s2;
+	char why[VNET_WHY_LEN];
+	unsigned int other;
+	uint8_t *buf;
+	int kfd, r;
+
+	ASSERT_EQ(0, open_at(self, self->alloc, false));
+	tx_traffic(_metadata, self, 100);
+	buf = vnet_map_anon(PAGE);
+	ASSERT_NE(NULL, buf);
+	memset(buf, 0xa5, PAGE);
+	kfd = kmsg_open();
+	s0 = q_stats(_metadata, self, VNET_RX);
+	ASSERT_EQ(0, vnet_rx_expect(&self->n, buf, 1024, 0xa5, 0x29101, 200,
+				    why))
+		TH_LOG("the first receive: %s", why);
+	s1 = q_stats(_metadata, self, VNET_RX);
+	if (variant->map)
+		EXPECT_EQ(s0.payload_fast + 1, s1.payload_fast)
+			TH_LOG("the first receive not through the payload map");
+
+	r = uffd_start(u, UFFD_FEATURE_PAGEFAULT_FLAG_WP, buf, PAGE, why);
+	ASSERT_EQ(0, r) TH_LOG("%s", why);
+	ASSERT_EQ(0, uffd_register(u, buf, PAGE, UFFDIO_REGISTER_MODE_WP));
+	ASSERT_EQ(0, uffd_protect(u, buf, PAGE));
+	ASSERT_NE(0, pagemap_entry(buf) & PM_UFFD_WP);
+	other = uffd_count(&u->other);
+	ASSERT_EQ(0, vnet_rx_expect(&self->n, buf, 1024, 0xa5, 0x29102, 200,
+				    why))
+		TH_LOG("a receive into the protected page: %s", why);
+	EXPECT_EQ(1, uffd_count(&u->wp))
+		TH_LOG("the device wrote a write-protected page without a fault");
+	EXPECT_EQ(other + 1, uffd_count(&u->other))
+		TH_LOG("the fault was not the vhost worker's");
+	EXPECT_EQ(0, pagemap_entry(buf) & PM_UFFD_WP);
+
+	ASSERT_EQ(0, vnet_rx_expect(&self->n, buf, 1024, 0xa5, 0x29103, 200,
+				    why))
+		TH_LOG("a receive after the handler: %s", why);
+	EXPECT_EQ(1, uffd_count(&u->wp));
+	EXPECT_EQ(0, uffd_count(&u->errors))
+		TH_LOG("handler: %s", strerror(u->last_errno));
+	EXPECT_EQ(0, kmsg_scan(kfd, false));
+	s2 = q_stats(_metadata, self, VNET_RX);
+	TH_LOG("payload: %s", payload_delta(&s1, &s2).s);
+	if (variant->map) {
+		/* The registered page: uaccess both times. */
+		EXPECT_EQ(s1.payload_fast, s2.payload_fast);
+		EXPECT_EQ(s1.payload_fallback + 2, s2.payload_fallback);
+		EXPECT_LE(1, s2.payload_invalidations - s1.payload_invalidations);
+	} else {
+		EXPECT_EQ(0, s2.payload_fast + s2.payload_fallback +
+			     s2.payload_fills + s2.payload_invalidations);
+	}
+	munmap(buf, PAGE);
 }
 
 /*

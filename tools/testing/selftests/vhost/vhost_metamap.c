@@ -594,6 +594,50 @@ static void buf_fill(FIXTURE_DATA(metamap) *self, uint8_t *buf, size_t len,
 	frame_fill(buf + self->n.hdr_len, len, NULL, seq);
 }
 
+/* Move the page at buf away (mremap()) and map a new one there: where to. */
+static uint8_t *move_away(struct __test_metadata *_metadata, uint8_t *buf)
+{
+	uint8_t *moved = mmap(NULL, PAGE, PROT_NONE,
+			      MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	EXPECT_NE(MAP_FAILED, moved);
+	if (moved == MAP_FAILED)
+		return NULL;
+	EXPECT_EQ(moved, mremap(buf, PAGE, PAGE,
+				MREMAP_MAYMOVE | MREMAP_FIXED, moved));
+	EXPECT_EQ(buf, mmap(buf, PAGE, PROT_READ | PROT_WRITE,
+			    MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0));
+	return moved;
+}
+
+/*
+ * After payload_follows_buffer_page's or payload_rx_follows_buffer_page's
+ * events, since s0 on queue q: in mode map the page changes reached the
+ * payload map (MAP_FIXED, DONTNEED, COW and mremap invalidated its region
+ * at least, and the page was found again after each) and the six copies
+ * after s0 went through it, none through uaccess; else the payload map
+ * did nothing.
+ */
+static void buffer_page_events_seen(struct __test_metadata *_metadata,
+				    FIXTURE_DATA(metamap) *self,
+				    const FIXTURE_VARIANT(metamap) *variant,
+				    int q, const struct metamap_stats *s0)
+{
+	struct metamap_stats s1;
+
+	stats(_metadata, self, q, &s1);
+	TH_LOG("payload: %s", payload_delta(s0, &s1).s);
+	if (variant->map) {
+		EXPECT_LE(4, s1.payload_invalidations - s0->payload_invalidations);
+		EXPECT_LE(6, s1.payload_fast - s0->payload_fast);
+		EXPECT_LE(4, s1.payload_fills - s0->payload_fills);
+		EXPECT_EQ(0, s1.payload_fallback - s0->payload_fallback);
+	} else {
+		EXPECT_EQ(0, s1.payload_fast + s1.payload_fills +
+			     s1.payload_invalidations);
+	}
+}
+
 /*
  * The payload map (mode map) reads TX buffers through kernel addresses of
  * their pages, without a reference: what happens to a buffer's page
@@ -610,7 +654,7 @@ static void buf_fill(FIXTURE_DATA(metamap) *self, uint8_t *buf, size_t len,
  */
 TEST_F(metamap, payload_follows_buffer_page)
 {
-	struct metamap_stats s0, s1;
+	struct metamap_stats s0;
 	size_t len = 200;
 	uint8_t *buf, *moved;
 	int status;
@@ -647,13 +691,8 @@ TEST_F(metamap, payload_follows_buffer_page)
 	ASSERT_EQ(pid, waitpid(pid, &status, 0));
 	EXPECT_EQ(0, status) TH_LOG("the child's page changed");
 
-	moved = mmap(NULL, PAGE, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS,
-		     -1, 0);
-	ASSERT_NE(MAP_FAILED, moved);
-	ASSERT_EQ(moved, mremap(buf, PAGE, PAGE, MREMAP_MAYMOVE | MREMAP_FIXED,
-				moved));
-	ASSERT_EQ(buf, mmap(buf, PAGE, PROT_READ | PROT_WRITE,
-			    MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0));
+	moved = move_away(_metadata, buf);
+	ASSERT_NE(NULL, moved);
 	buf_fill(self, buf, len, 8006);
 	send_expect(_metadata, self, buf, len, "mremap() away");
 	munmap(moved, PAGE);
@@ -663,19 +702,114 @@ TEST_F(metamap, payload_follows_buffer_page)
 	buf_fill(self, buf, len, 8007);
 	send_expect(_metadata, self, buf, len, "MADV_PAGEOUT");
 
-	stats(_metadata, self, VNET_TX, &s1);
-	TH_LOG("payload: %s", payload_delta(&s0, &s1).s);
-	if (variant->map) {
-		/* MAP_FIXED, DONTNEED, COW, mremap at least */
-		EXPECT_LE(4, s1.payload_invalidations - s0.payload_invalidations);
-		EXPECT_LE(6, s1.payload_fast - s0.payload_fast);
-		EXPECT_LE(4, s1.payload_fills - s0.payload_fills);
-	} else {
-		EXPECT_EQ(0, s1.payload_fast + s1.payload_fills +
-			     s1.payload_invalidations);
-	}
+	buffer_page_events_seen(_metadata, self, variant, VNET_TX, &s0);
 	munmap(buf, PAGE);
 	traffic(_metadata, self, 100);
+}
+
+#define RX_BUF 1024	/* an RX buffer of payload_rx_follows_buffer_page */
+#define RX_FILL 0xa5	/* what the driver leaves in it */
+
+/*
+ * The device again, its RX buffers posted by the test alone (rx_manual):
+ * each RX test buffer is the next one the device writes.
+ */
+static void reopen_rx_manual(struct __test_metadata *_metadata,
+			     FIXTURE_DATA(metamap) *self)
+{
+	struct vnet_opts o = {
+		.ring_num = NUM, .event_idx = true, .mrg_rxbuf = true,
+		.rx_manual = true,
+	};
+	int r;
+
+	vnet_close(&self->n);
+	r = vnet_open(&self->n, &o);
+	ASSERT_EQ(0, r) TH_LOG("vnet_open: %s", strerror(-r));
+}
+
+static void recv_expect(struct __test_metadata *_metadata,
+			FIXTURE_DATA(metamap) *self, uint8_t *buf,
+			uint32_t seq, const char *after)
+{
+	char why[VNET_WHY_LEN];
+
+	ASSERT_EQ(0, vnet_rx_expect(&self->n, buf, RX_BUF, RX_FILL, seq, 200,
+				    why))
+		TH_LOG("after %s: %s", after, why);
+}
+
+/*
+ * The payload map (mode map) writes received frames through kernel
+ * addresses of the RX buffers' pages, without a reference: what happens to
+ * a buffer's page between two receives must be where the second one
+ * lands.  One RX buffer at the start of a page, received into after each
+ * of: nothing (the same page again); the page replaced (mmap MAP_FIXED);
+ * dropped (MADV_DONTNEED) and filled again; made copy-on-write by fork(),
+ * with no write of the parent's after it: the device's write is the one
+ * that must break the sharing, and the child's page must not change;
+ * moved away by mremap() and a new page mapped in its place; paged out
+ * (MADV_PAGEOUT).  Each frame must be in the buffer the driver reads.  In
+ * mode map the page changes reached the RX queue's payload map as
+ * invalidations, and its writes carried the frames.
+ */
+TEST_F(metamap, payload_rx_follows_buffer_page)
+{
+	struct metamap_stats s0;
+	uint8_t *buf, *moved;
+	int status;
+	pid_t pid;
+
+	reopen_rx_manual(_metadata, self);
+	buf = vnet_map_anon(PAGE);
+	ASSERT_NE(NULL, buf);
+	memset(buf, RX_FILL, PAGE);
+	recv_expect(_metadata, self, buf, 9001, "the first receive");
+	stats(_metadata, self, VNET_RX, &s0);
+
+	memset(buf, RX_FILL, PAGE);
+	recv_expect(_metadata, self, buf, 9002, "a receive in place");
+
+	ASSERT_EQ(buf, mmap(buf, PAGE, PROT_READ | PROT_WRITE,
+			    MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0));
+	memset(buf, RX_FILL, PAGE);
+	recv_expect(_metadata, self, buf, 9003, "mmap MAP_FIXED");
+
+	ASSERT_EQ(0, madvise(buf, PAGE, MADV_DONTNEED));
+	memset(buf, RX_FILL, PAGE);
+	recv_expect(_metadata, self, buf, 9004, "MADV_DONTNEED");
+
+	memset(buf, RX_FILL, PAGE);
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid) {
+		/* The child keeps the page as it was, and writes nothing. */
+		size_t i;
+
+		usleep(500000);
+		for (i = 0; i < PAGE && buf[i] == RX_FILL; i++)
+			;
+		_exit(i == PAGE ? 0 : 1);
+	}
+	recv_expect(_metadata, self, buf, 9005, "fork() (COW), no write");
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	EXPECT_EQ(0, status) TH_LOG("the child's page changed");
+
+	moved = move_away(_metadata, buf);
+	ASSERT_NE(NULL, moved);
+	memset(buf, RX_FILL, PAGE);
+	recv_expect(_metadata, self, buf, 9006, "mremap() away");
+	EXPECT_EQ(9005, frame_seq(moved + self->n.hdr_len))
+		TH_LOG("the page moved away was written after the move");
+	munmap(moved, PAGE);
+
+	/* Without swap, MADV_PAGEOUT may keep the page: then it is in place. */
+	memset(buf, RX_FILL, PAGE);
+	madvise(buf, PAGE, MADV_PAGEOUT);
+	recv_expect(_metadata, self, buf, 9007, "MADV_PAGEOUT");
+
+	buffer_page_events_seen(_metadata, self, variant, VNET_RX, &s0);
+	munmap(buf, PAGE);
 }
 
 /*

@@ -932,6 +932,78 @@ static int rx_next_buf(struct vnet *n, uint8_t **buf, uint32_t *len,
 	return 0;
 }
 
+int vnet_rx_add_buf(struct vnet *n, void *buf, size_t len)
+{
+	struct iovec iov = { .iov_base = buf, .iov_len = len };
+	int head = vq_add(&n->vq[VNET_RX], &iov, 0, 1);
+
+	if (head < 0)
+		return head;
+	vq_kick(&n->vq[VNET_RX]);
+	return 0;
+}
+
+int vnet_rx_used(struct vnet *n, int timeout_ms)
+{
+	struct vq *vq = &n->vq[VNET_RX];
+	uint32_t len;
+	int r;
+
+	if (!vq_has_used(vq)) {
+		r = vq_wait(vq, timeout_ms);
+		if (r)
+			return r;
+	}
+	r = vq_get_used(vq, &len);
+	return r < 0 ? r : (int)len;
+}
+
+int vnet_rx_expect(struct vnet *n, uint8_t *buf, size_t buf_len,
+		   uint8_t fill, uint32_t seq, size_t len, char *why)
+{
+	const struct virtio_net_hdr_v1 *h = (const void *)buf;
+	size_t hl = n->hdr_len, i;
+	uint8_t frame[1514];
+	int r;
+
+	if (len > sizeof(frame) || hl + len > buf_len) {
+		snprintf(why, VNET_WHY_LEN, "frame %zu in a buffer of %zu", len,
+			 buf_len);
+		return -1;
+	}
+	frame_fill(frame, len, NULL, seq);
+	r = vnet_rx_add_buf(n, buf, buf_len);
+	if (!r)
+		r = wire_send(n, frame, len);
+	if (!r)
+		r = vnet_rx_used(n, 5000);
+	if (r != (int)(hl + len)) {
+		snprintf(why, VNET_WHY_LEN, "frame %u: %d bytes written, want %zu%s%s",
+			 seq, r, hl + len, r < 0 ? " " : "",
+			 r < 0 ? strerror(-r) : "");
+		return -1;
+	}
+	if ((n->features & (1ULL << VIRTIO_NET_F_MRG_RXBUF)) &&
+	    h->num_buffers != 1) {
+		snprintf(why, VNET_WHY_LEN, "frame %u: num_buffers %u", seq,
+			 h->num_buffers);
+		return -1;
+	}
+	if (memcmp(frame, buf + hl, len)) {
+		snprintf(why, VNET_WHY_LEN, "the buffer holds frame %u, want %u",
+			 frame_seq(buf + hl), seq);
+		return -1;
+	}
+	for (i = hl + len; i < buf_len && buf[i] == fill; i++)
+		;
+	if (i < buf_len) {
+		snprintf(why, VNET_WHY_LEN, "frame %u: byte %zu of the buffer written",
+			 seq, i);
+		return -1;
+	}
+	return 0;
+}
+
 int vnet_rx_one(struct vnet *n, void *frame, size_t len,
 		struct virtio_net_hdr_v1 *hdr, int timeout_ms)
 {

@@ -148,6 +148,23 @@ int vnet_tx_burst(struct vnet *n, size_t len, int count);
 int vnet_rx_fill(struct vnet *n);	/* post every free RX buffer */
 int vnet_rx_post(struct vnet *n, unsigned int count);	/* at most count */
 /*
+ * With rx_manual: post one RX buffer of len bytes of caller memory at buf
+ * (the device writes the virtio-net header, then the frame) and kick;
+ * wait up to timeout_ms for the next used RX buffer: the bytes the device
+ * wrote, or -ETIMEDOUT.
+ */
+int vnet_rx_add_buf(struct vnet *n, void *buf, size_t len);
+int vnet_rx_used(struct vnet *n, int timeout_ms);
+/*
+ * With rx_manual: post the buffer at buf (buf_len bytes, each the byte fill:
+ * nothing is written to it here), send frame seq of len bytes (frame_fill())
+ * into the TAP and check the buffer: the header (num_buffers 1 with
+ * mergeable buffers), the frame byte-exact, every byte after it still
+ * fill.  0, or -1 with the reason in why.
+ */
+int vnet_rx_expect(struct vnet *n, uint8_t *buf, size_t buf_len,
+		   uint8_t fill, uint32_t seq, size_t len, char *why);
+/*
  * Next received packet, waiting up to timeout_ms.  Copies the virtio-net
  * header and the frame (gathered from num_buffers buffers with mergeable
  * RX buffers) out; returns the frame length, or -ETIMEDOUT / -EPROTO.
