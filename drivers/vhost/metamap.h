@@ -63,8 +63,8 @@ struct vhost_metamap_stats {
 	u64_stats_t refused;	/* ring memory the map may not serve, seen */
 	u64_stats_t uaccess_fills; /* read-aheads through uaccess */
 	u64_stats_t poisoned;	/* accesses failed: a ring page is poisoned */
-	u64_stats_t payload_fast;	/* buffer copies through the map */
-	u64_stats_t payload_fallback;	/* ... that uaccess finished */
+	u64_stats_t payload_fast;	/* buffers read/written through it */
+	u64_stats_t payload_fallback;	/* ... that uaccess finished (RX: all) */
 	u64_stats_t payload_fills;	/* pages the payload map found */
 	struct u64_stats_sync syncp;
 	u64 invalidations;	/* notifier callbacks that hit the map */
