@@ -7,6 +7,7 @@
  * page the process no longer maps (KASAN and the splat scan catch that).
  */
 #define _GNU_SOURCE
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -52,6 +53,7 @@ FIXTURE(metamap) {
 	uint32_t seq;
 	void *twin;			/* KSM test: copies of ring pages */
 	bool ksm_saved;			/* KSM test: ksm_old holds the knobs */
+	bool usercopy_armed;		/* fail_usercopy armed, to disarm */
 	char ksm_old[KSM_KNOBS][16];
 };
 
@@ -133,6 +135,7 @@ FIXTURE_SETUP(metamap)
 }
 
 static void ksm_restore(FIXTURE_DATA(metamap) *self);
+static int fail_usercopy_arm(bool on);
 
 FIXTURE_TEARDOWN(metamap)
 {
@@ -143,6 +146,8 @@ FIXTURE_TEARDOWN(metamap)
 		munmap(self->twin, self->rings_len);
 	if (self->ksm_saved)
 		ksm_restore(self);
+	if (self->usercopy_armed)
+		fail_usercopy_arm(false);
 	if (self->old_default >= 0)
 		metamap_set_default(self->old_default);
 }
@@ -810,6 +815,138 @@ TEST_F(metamap, payload_rx_follows_buffer_page)
 
 	buffer_page_events_seen(_metadata, self, variant, VNET_RX, &s0);
 	munmap(buf, PAGE);
+}
+
+#define FAIL_USERCOPY "/sys/kernel/debug/fail_usercopy"
+
+/*
+ * Make every copy_{to,from}_user() and iov_iter copy to or from user memory
+ * of a task marked make-it-fail fail (on), or none (off).  The 16-bit ring
+ * loads and stores (get_user(), put_user()) are not affected.  The task
+ * filter is on whenever the probability is not 0: set first, cleared
+ * last, or every task's copies fail, these writes' too.
+ */
+static int fail_usercopy_arm(bool on)
+{
+	int r;
+
+	if (!on) {
+		r = write_str(FAIL_USERCOPY "/probability", "0");
+		return r ? r : write_str(FAIL_USERCOPY "/task-filter", "N");
+	}
+	r = write_str(FAIL_USERCOPY "/task-filter", "Y");
+	if (!r)
+		r = write_str(FAIL_USERCOPY "/verbose", "0");
+	if (!r)
+		r = write_str(FAIL_USERCOPY "/interval", "1");
+	if (!r)
+		r = write_str(FAIL_USERCOPY "/times", "-1");
+	if (!r)
+		r = write_str(FAIL_USERCOPY "/probability", "100");
+	return r;
+}
+
+/*
+ * Mark the device's vhost worker (a thread of ours named vhost-<pid>; those
+ * of devices closed before may linger: all of them) make-it-fail.  Returns
+ * how many were marked.
+ */
+static int mark_vhost_workers(void)
+{
+	char want[32], comm[32], path[80];
+	struct dirent *d;
+	int marked = 0;
+	DIR *dir;
+
+	snprintf(want, sizeof(want), "vhost-%d\n", getpid());
+	dir = opendir("/proc/self/task");
+	if (!dir)
+		return 0;
+	while ((d = readdir(dir))) {
+		FILE *f;
+
+		if (d->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "/proc/self/task/%s/comm",
+			 d->d_name);
+		f = fopen(path, "re");
+		if (!f)
+			continue;
+		if (fgets(comm, sizeof(comm), f) && !strcmp(comm, want)) {
+			snprintf(path, sizeof(path),
+				 "/proc/self/task/%s/make-it-fail", d->d_name);
+			marked += !write_str(path, "1");
+		}
+		fclose(f);
+	}
+	closedir(dir);
+	return marked;
+}
+
+/*
+ * In mode map the vhost worker moves packets without copying through
+ * uaccess: the rings through the ring map, TX buffers and received frames
+ * (header, num_buffers of mergeable buffers, frame) through the payload
+ * map.  With every uaccess copy of the worker made to fail
+ * (fail_usercopy, the worker alone marked), a TX frame and an RX frame
+ * still arrive byte-exact, and so do the next ones, in the same pages.  In
+ * modes off and batch the descriptor (off) or the TX buffer is read
+ * through uaccess: the frame does not leave while the copies fail, and
+ * leaves on the kick after.
+ */
+TEST_F(metamap, map_datapath_copies_nothing_through_uaccess)
+{
+	uint8_t *tx, *rx, got[256];
+	size_t len = 200;
+	int i, r;
+
+	if (access("/sys/kernel/debug/failslab", F_OK))
+		SKIP(return, "kernel without CONFIG_FAULT_INJECTION_DEBUG_FS");
+	/* Ours has it (kconfig/debug.config): a kernel without is a failure. */
+	ASSERT_EQ(0, access(FAIL_USERCOPY, F_OK))
+		TH_LOG("no %s: CONFIG_FAULT_INJECTION_USERCOPY", FAIL_USERCOPY);
+	reopen_rx_manual(_metadata, self);
+	tx = vnet_map_anon(PAGE);
+	rx = vnet_map_anon(PAGE);
+	ASSERT_NE(NULL, tx);
+	ASSERT_NE(NULL, rx);
+	/* Both pages found once, before the copies fail. */
+	buf_fill(self, tx, len, 9100);
+	send_expect(_metadata, self, tx, len, "the first send");
+	memset(rx, RX_FILL, PAGE);
+	recv_expect(_metadata, self, rx, 9101, "the first receive");
+
+	ASSERT_LE(1, mark_vhost_workers()) TH_LOG("no vhost-%d thread", getpid());
+	self->usercopy_armed = true;
+	ASSERT_EQ(0, fail_usercopy_arm(true));
+	if (variant->map) {
+		for (i = 0; i < 4; i++) {
+			buf_fill(self, tx, len, 9110 + i);
+			send_expect(_metadata, self, tx, len,
+				    "a send with uaccess copies failing");
+			memset(rx, RX_FILL, PAGE);
+			recv_expect(_metadata, self, rx, 9120 + i,
+				    "a receive with uaccess copies failing");
+		}
+	} else {
+		buf_fill(self, tx, len, 9110);
+		ASSERT_EQ(0, vnet_tx_add_buf(&self->n, tx, self->n.hdr_len + len));
+		vnet_kick(&self->n, VNET_TX);
+		r = wire_recv(&self->n, got, sizeof(got), 300);
+		EXPECT_EQ(-ETIMEDOUT, r)
+			TH_LOG("a frame read through uaccess left while its copies failed");
+		ASSERT_EQ(0, fail_usercopy_arm(false));
+		/* The same avail index: a kick the driver would not send. */
+		vq_notify(&self->n.vq[VNET_TX]);
+		r = wire_recv(&self->n, got, sizeof(got), 5000);
+		ASSERT_EQ((int)len, r);
+		EXPECT_EQ(9110, frame_seq(got));
+		ASSERT_EQ(0, vnet_tx_drain(&self->n, 5000));
+	}
+	ASSERT_EQ(0, fail_usercopy_arm(false));
+	self->usercopy_armed = false;
+	munmap(tx, PAGE);
+	munmap(rx, PAGE);
 }
 
 /*
