@@ -5,6 +5,11 @@ TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 BUILD=${BUILD:-$TOP/build}
 TREE=$BUILD/linux
 TARBALL=${TARBALL:-/usr/src/linux-source-6.12.tar.xz}
+# What a fresh clone (CI's) would otherwise download or build again, kept
+# outside the clone as ccache is: the live-migration test's guest kernel and
+# QEMU root, check-distro's Debian systems (cache_entry).  VHOST_CACHE
+# moves it; VHOST_CACHE=$BUILD/cache keeps it in the clone.
+CACHE=${VHOST_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/vhost-metamap}
 # Directories of this repository that hold files at their kernel paths.
 OVERLAY_DIRS="drivers include Documentation tools mm net"
 
@@ -15,6 +20,51 @@ log() { echo "==> $*" >&2; }
 overlay_files() {
 	(cd "$TOP" && git ls-files -co --exclude-standard -- $OVERLAY_DIRS) |
 		while read -r f; do if [ -f "$TOP/$f" ]; then echo "$f"; fi; done
+}
+
+# cache_entry NAME KEY: lock the cache entry NAME (fd 8, held until the
+# caller exits: two clones never build or use one entry at once) and set
+# CACHE_DIR to its directory.  Its status: 0 if it holds what KEY (a
+# digest of everything it is made from) says, 1 if not; then it is empty,
+# for the caller to fill and seal with cache_seal.  A key never written,
+# or one of an entry whose making was cut short, does not match.
+cache_entry() {
+	cache_lock "$1"
+	[ "$(cat "$CACHE_DIR.key" 2>/dev/null)" = "$2" ] && [ -d "$CACHE_DIR" ] && return 0
+	rm -rf "$CACHE_DIR" "$CACHE_DIR.key"
+	mkdir -p "$CACHE_DIR"
+	return 1
+}
+
+cache_lock() {	# cache_lock NAME: cache_entry's lock alone, and CACHE_DIR
+	CACHE_DIR=$CACHE/$1
+	mkdir -p "$CACHE"
+	exec 8> "$CACHE_DIR.lock"
+	flock 8
+}
+
+cache_seal() {	# cache_seal NAME KEY: what cache_entry NAME KEY made is complete
+	echo "$2" > "$CACHE/$1.key"
+}
+
+# base_tree: Debian's tree as extracted, none of our patches or files (tag
+# "base" of build/linux), checked out at build/stock/linux; its path.  A
+# tree that is not exactly that is an error.
+base_tree() {
+	local stock=$BUILD/stock/linux
+	if [ ! -e "$stock/.git" ]; then
+		log "checking out Debian's tree (tag base) into $stock"
+		mkdir -p "$BUILD/stock"
+		(	# (prepare-tree's lock: no git am in the tree meanwhile)
+			flock 9
+			git -C "$TREE" worktree prune
+			git -C "$TREE" worktree add -q --detach "$stock" base >&2
+		) 9> "$BUILD/.prepare-tree.lock"
+	fi
+	[ "$(git -C "$stock" rev-parse HEAD)" = "$(git -C "$TREE" rev-parse base)" ] &&
+		git -C "$stock" diff --quiet HEAD ||
+		die "$stock is not Debian's tree as extracted (git -C $stock checkout -f base)"
+	echo "$stock"
 }
 
 patches_hash() {
@@ -28,12 +78,15 @@ metamap_mode_set() {
 	echo "$1" > "$2" 2>/dev/null && [ "$(cat "$2" 2>/dev/null)" = "$1" ]
 }
 
-# The guest's tests in three parts (scripts/guest-selftests runs those
-# GUEST_PARTS names, all by default).  "datapath": what reads or writes
-# guest memory, so what SMAP changes (vhost_net in each metadata mode, the
-# other selftest programs, the stress smoke, testpmd); "admin": the admin
-# plane (the vhost_admin* programs and vhostctl.sh), whose code touches no
-# guest memory; "migration": the live-migration test with a real VMM.
+# The guest's tests in parts (scripts/guest-selftests runs those
+# GUEST_PARTS names; GUEST_PARTS_ALL by default).  "datapath": what reads or
+# writes guest memory, so what SMAP changes (vhost_net in each metadata
+# mode, the other selftest programs, the stress smoke, testpmd); "admin":
+# the admin plane (the vhost_admin* programs and vhostctl.sh), whose code
+# touches no guest memory; "migration": the live-migration test with a real
+# VMM; "smoke": vhost_net once, in the default metadata mode (batch), every
+# ring layout, the datapath's share of make check's SMAP-off guest
+# (doc/testing.md says why the rest would only repeat there).
 GUEST_PARTS_ALL="datapath admin migration"
 
 # part_programs PART: the programs of PART, one per line, a program that
@@ -56,6 +109,8 @@ part_programs() {
 		echo vhostctl.sh ;;
 	migration)
 		echo check-migration ;;
+	smoke)
+		echo vhost_net ;;
 	esac
 }
 
