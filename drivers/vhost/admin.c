@@ -17,13 +17,16 @@
  *
  * See Documentation/networking/vhost-admin.rst.
  */
+#include <linux/cred.h>
 #include <linux/device.h>
+#include <linux/hash.h>
 #include <linux/if.h>
 #include <linux/kobject.h>
 #include <linux/module.h>
 #include <linux/netdevice.h>
 #include <linux/nsproxy.h>
 #include <linux/slab.h>
+#include <linux/srcu.h>
 #include <linux/sysfs.h>
 #include <linux/wait_bit.h>
 #include <linux/xarray.h>
@@ -65,6 +68,78 @@ struct vhost_admin_net {
 	struct vhost_admin_defaults defaults;
 };
 
+/*
+ * A tenant's dev-set is checked against the policy again where its values
+ * are stored, inside a read section of this: policy-set, once it changed
+ * the policy, waits for the sections that may have checked the old one,
+ * so that no value it revoked lands after it returned.  The sections wait
+ * on nothing a guest or a tenant controls (the locks they need are held
+ * before they start).
+ */
+DEFINE_STATIC_SRCU(vhost_admin_policy_srcu);
+
+/*
+ * The uevent budget of each user: uevent_burst uevents at once, then
+ * uevent_rate a second, per bucket of users (users are hashed by the
+ * effective uid that opened the device; two users in a bucket share it).
+ * A uevent over budget waits, merged with the device's later ones
+ * (struct vhost_admin): whatever one user does, udevd hears of its devices
+ * at that rate, and of every device's last state.  REMOVE uevents are not
+ * counted: one follows an ADD that was.
+ */
+static unsigned int uevent_rate = 50;
+module_param(uevent_rate, uint, 0644);
+MODULE_PARM_DESC(uevent_rate,
+		 "uevents a second the vhost devices of one user send once its burst is spent; the others wait, merged (default 50)");
+
+static unsigned int uevent_burst = 100;
+module_param(uevent_burst, uint, 0644);
+MODULE_PARM_DESC(uevent_burst,
+		 "uevents the vhost devices of one user may send at once (default 100)");
+
+#define VHOST_UEVENT_BUCKETS_BITS 6
+
+struct vhost_uevent_bucket {
+	unsigned long last;	/* jiffies of the last refill */
+	u32 tokens;
+};
+
+static DEFINE_SPINLOCK(vhost_uevent_lock);	/* protects the buckets */
+static struct vhost_uevent_bucket
+	vhost_uevent_buckets[1 << VHOST_UEVENT_BUCKETS_BITS];
+
+/*
+ * Take one uevent of uid's budget: 0, or how many jiffies until there is
+ * one.  Loads and stores under the lock.
+ */
+static unsigned long vhost_uevent_take(kuid_t uid)
+{
+	struct vhost_uevent_bucket *b =
+		&vhost_uevent_buckets[hash_32(__kuid_val(uid),
+					      VHOST_UEVENT_BUCKETS_BITS)];
+	unsigned long rate = clamp(READ_ONCE(uevent_rate), 1U, (u32)HZ);
+	unsigned long burst = clamp(READ_ONCE(uevent_burst), 1U, 100000U);
+	unsigned long now = jiffies, wait = 0, n;
+
+	spin_lock(&vhost_uevent_lock);
+	/* Idle for long enough to fill the bucket: full (no overflow). */
+	if (time_after(now, b->last + HZ * burst / rate)) {
+		b->last = now;
+		b->tokens = burst;
+	}
+	n = (now - b->last) * rate / HZ;
+	if (n) {
+		b->tokens = min(b->tokens + n, burst);
+		b->last += n * HZ / rate;
+	}
+	if (b->tokens)
+		b->tokens--;
+	else
+		wait = max(b->last + HZ / rate - now, 1UL);
+	spin_unlock(&vhost_uevent_lock);
+	return wait;
+}
+
 /* The tunables of dev-set; of defaults-set too but the label, last. */
 const struct vhost_admin_tunable vhost_admin_tunables[VHOST_ADMIN_NTUNABLES] = {
 	{ VHOST_A_DEV_ADMIN_BUSYPOLL_US, VHOST_TUNABLE_ADMIN_BUSYPOLL_US },
@@ -92,6 +167,9 @@ struct vhost_admin_queue {
 };
 
 static unsigned int vhost_admin_net_id __read_mostly;
+
+/* The serial of the last device registered (struct vhost_admin). */
+static atomic64_t vhost_admin_serial = ATOMIC64_INIT(0);
 
 static struct vhost_admin_net *vhost_admin_net(struct net *net)
 {
@@ -150,6 +228,21 @@ struct vhost_dev *vhost_admin_get(struct net *net, u32 id)
 	if (dev)
 		refcount_inc(&dev->admin.refs);
 	xa_unlock(devs);
+	return dev;
+}
+
+/*
+ * A reference on the device of id in net if it is the one of serial (not
+ * a later device that got the id), or NULL.
+ */
+struct vhost_dev *vhost_admin_get_serial(struct net *net, u32 id, u64 serial)
+{
+	struct vhost_dev *dev = vhost_admin_get(net, id);
+
+	if (dev && dev->admin.serial != serial) {
+		vhost_admin_put(dev);
+		dev = NULL;
+	}
 	return dev;
 }
 
@@ -350,7 +443,7 @@ bool vhost_admin_feeds(struct vhost_dev *dev, int ifindex)
 
 	spin_lock(&a->lock);
 	ret = ifindex > 0 && a->backend_ifindex == ifindex &&
-	      a->backend_nsid == NETNSA_NSID_NOT_ASSIGNED;
+	      !a->backend_foreign;
 	spin_unlock(&a->lock);
 	return ret;
 }
@@ -435,6 +528,20 @@ bool vhost_admin_label_is(struct vhost_dev *dev, const char *s)
 	return ret;
 }
 
+/*
+ * Whether s may be a label: printable ASCII, spaces included, nothing
+ * else (no control character, which would forge lines in the uevent file
+ * or reach a terminal; no byte that is not ASCII, which OpenMetrics and
+ * JSON readers would take for UTF-8).
+ */
+bool vhost_admin_label_valid(const char *s)
+{
+	for (; *s; s++)
+		if ((unsigned char)*s < 0x20 || (unsigned char)*s > 0x7e)
+			return false;
+	return true;
+}
+
 /* A label to give a device: NULL for "" (none), ERR_PTR(-ENOMEM). */
 struct vhost_admin_label *vhost_admin_label_alloc(const char *s)
 {
@@ -477,16 +584,21 @@ int vhost_admin_backend(struct vhost_dev *dev, int *nsid, char *ifname)
 	struct net *net;
 	int ifindex;
 
+	bool foreign;
+
 	spin_lock(&a->lock);
 	ifindex = a->backend_ifindex;
 	*nsid = a->backend_nsid;
+	foreign = a->backend_foreign;
 	net = ifindex ? get_net(a->net) : NULL;
 	spin_unlock(&a->lock);
 	ifname[0] = 0;
 	if (!ifindex)
 		return 0;
-	if (*nsid != NETNSA_NSID_NOT_ASSIGNED) {
-		struct net *peer = get_net_ns_by_id(net, *nsid);
+	if (foreign) {
+		/* No id (none could be allocated): no name either. */
+		struct net *peer = *nsid == NETNSA_NSID_NOT_ASSIGNED ? NULL :
+				   get_net_ns_by_id(net, *nsid);
 
 		put_net(net);
 		net = peer;
@@ -503,11 +615,45 @@ int vhost_admin_backend(struct vhost_dev *dev, int *nsid, char *ifname)
 	return ifindex;
 }
 
-/* The busy-poll time queue index uses: the owner's or the admin's. */
+/**
+ * vhost_admin_busypoll - the busy-poll time a queue uses
+ * @dev: its device
+ * @vq: the queue
+ *
+ * The larger of its owner's (VHOST_SET_VRING_BUSYLOOP_TIMEOUT) and the
+ * admin's, within the bound of the host's policy for the device's network
+ * namespace when that is a tenant's (0 there: no busy polling).
+ *
+ * Context: any; each value is read once.
+ */
+u32 vhost_admin_busypoll(struct vhost_dev *dev, struct vhost_virtqueue *vq)
+{
+	return min(max(READ_ONCE(vq->busyloop_timeout),
+		       READ_ONCE(dev->admin.tun.busypoll_us)),
+		   READ_ONCE(dev->admin.busypoll_max));
+}
+EXPORT_SYMBOL_GPL(vhost_admin_busypoll);
+
+/* The busy-poll time queue index uses. */
 u32 vhost_admin_queue_busypoll(struct vhost_dev *dev, unsigned int index)
 {
-	return max(READ_ONCE(dev->vqs[index]->busyloop_timeout),
-		   READ_ONCE(dev->admin.tun.busypoll_us));
+	return vhost_admin_busypoll(dev, dev->vqs[index]);
+}
+
+/*
+ * What decides the busy-poll time of queue index: the host's bound when
+ * it cut it, else the larger of the admin's and the owner's.
+ */
+u32 vhost_admin_queue_busypoll_source(struct vhost_dev *dev,
+				      unsigned int index)
+{
+	u32 owner = READ_ONCE(dev->vqs[index]->busyloop_timeout);
+	u32 admin = READ_ONCE(dev->admin.tun.busypoll_us);
+
+	if (max(owner, admin) > READ_ONCE(dev->admin.busypoll_max))
+		return VHOST_BUSYPOLL_SOURCE_POLICY;
+	return admin && admin >= owner ? VHOST_BUSYPOLL_SOURCE_ADMIN :
+					 VHOST_BUSYPOLL_SOURCE_OWNER;
 }
 
 static void vhost_admin_unlock_vqs(struct vhost_dev *dev, int n)
@@ -578,25 +724,63 @@ int vhost_admin_prepare_tunables(struct vhost_dev *dev,
 	return 0;
 }
 
-/*
- * Apply a complete set of tunables: everything the request asks for, or,
- * with an error, nothing.  What can fail (vhost_admin_prepare_tunables(),
- * waiting for the queues) comes first.  The metadata mode is applied with
- * every queue's vq->mutex held, which the datapath holds across each
- * batch: a batch runs entirely with the old or the new setting.  Locks as
- * for vhost_admin_prepare_tunables().
+/* Whether the policy of net lets a tenant do what need says. */
+static bool vhost_admin_policy_allows(struct net *net,
+				      const struct vhost_admin_need *need)
+{
+	struct vhost_admin_policy pol;
+
+	vhost_admin_get_policy(net, &pol);
+	if (need->grants & ~pol.grants)
+		return false;
+	return !(need->grants & VHOST_TUNABLE_ADMIN_BUSYPOLL_US) ||
+	       need->busypoll_us <= pol.busypoll_max;
+}
+
+/* Field by field: the struct has padding. */
+static bool vhost_tunables_equal(const struct vhost_tunables *a,
+				 const struct vhost_tunables *b)
+{
+	return a->busypoll_us == b->busypoll_us &&
+	       a->zcopy_min_len == b->zcopy_min_len &&
+	       a->zerocopy == b->zerocopy && a->metamap == b->metamap;
+}
+
+/**
+ * vhost_admin_set - apply a complete set of tunables, and a label
+ * @dev: a registered device
+ * @tun: the tunables
+ * @label: the new label (which this takes; *label NULL: none), or NULL to
+ *	keep the label
+ * @need: what a tenant's request needs of the policy, checked again here
+ *	where the values are stored; NULL for the host's administrators
+ * @changed: set to whether anything changed
+ * @extack: for the reason of a refusal, or NULL
+ *
+ * Everything the request asks for, or, with an error, nothing.  What can
+ * fail or wait (vhost_admin_prepare_tunables(), waiting for the queues)
+ * comes first.  The metadata mode is applied with every queue's vq->mutex
+ * held, which the datapath holds across each batch: a batch runs
+ * entirely with the old or the new setting.  Locks as for
+ * vhost_admin_prepare_tunables().
+ *
+ * Return: 0, -EPERM (the policy no longer grants it), or an error of
+ * vhost_admin_prepare_tunables(); -EINTR on a fatal signal.
  */
-int vhost_admin_set_tunables(struct vhost_dev *dev,
-			     const struct vhost_tunables *tun,
-			     struct netlink_ext_ack *extack)
+int vhost_admin_set(struct vhost_dev *dev, const struct vhost_tunables *tun,
+		    struct vhost_admin_label **label,
+		    const struct vhost_admin_need *need, bool *changed,
+		    struct netlink_ext_ack *extack)
 {
 	struct vhost_tunables *cur = &dev->admin.tun;
-	int i, ret;
+	bool metamap = tun->metamap != cur->metamap;
+	int i, idx, ret;
 
+	*changed = false;
 	ret = vhost_admin_prepare_tunables(dev, tun, extack);
 	if (ret)
 		return ret;
-	if (tun->metamap != cur->metamap) {
+	if (metamap) {
 		/*
 		 * Switching to map arms it (registers notifiers on the
 		 * owner's mm): dev->mutex, which the caller holds, keeps the
@@ -606,15 +790,42 @@ int vhost_admin_set_tunables(struct vhost_dev *dev,
 		ret = vhost_admin_lock_vqs(dev);
 		if (ret)
 			return ret;
+	}
+	/* Nothing waited for from here on: see vhost_admin_policy_srcu. */
+	idx = srcu_read_lock(&vhost_admin_policy_srcu);
+	if (need && !vhost_admin_policy_allows(dev->admin.net, need)) {
+		NL_SET_ERR_MSG(extack,
+			       "the host's vhost policy no longer grants what this request sets");
+		ret = -EPERM;
+		goto out;
+	}
+	*changed = !vhost_tunables_equal(tun, cur);
+	if (metamap) {
 		for (i = 0; i < dev->nvqs; i++)
 			vhost_metamap_set_mode(dev->vqs[i], tun->metamap);
 		WRITE_ONCE(cur->metamap, tun->metamap);
-		vhost_admin_unlock_vqs(dev, dev->nvqs);
 	}
 	WRITE_ONCE(cur->busypoll_us, tun->busypoll_us);
 	WRITE_ONCE(cur->zcopy_min_len, tun->zcopy_min_len);
 	WRITE_ONCE(cur->zerocopy, tun->zerocopy);
-	return 0;
+	if (label) {
+		*changed |= vhost_admin_set_label(dev, *label);
+		*label = NULL;
+	}
+out:
+	srcu_read_unlock(&vhost_admin_policy_srcu, idx);
+	if (metamap)
+		vhost_admin_unlock_vqs(dev, dev->nvqs);
+	return ret;
+}
+
+/* The same, the host's own: no policy, no label. */
+static int vhost_admin_set_tunables(struct vhost_dev *dev,
+				    const struct vhost_tunables *tun)
+{
+	bool changed;
+
+	return vhost_admin_set(dev, tun, NULL, NULL, &changed, NULL);
 }
 
 /* ---- policy: what a namespace's own administrators may change ----------- */
@@ -637,11 +848,28 @@ void vhost_admin_get_policy(struct net *net, struct vhost_admin_policy *pol)
 	spin_unlock(&an->lock);
 }
 
-/* Set the policy's grants (unless NULL) and bound (unless NULL). */
+/* A device of a tenant's namespace is bound by its policy's bound. */
+static void vhost_admin_bound(struct vhost_dev *dev)
+{
+	struct vhost_admin_net *an = vhost_admin_net(dev->admin.net);
+
+	spin_lock(&an->lock);
+	WRITE_ONCE(dev->admin.busypoll_max, an->policy.busypoll_max);
+	spin_unlock(&an->lock);
+}
+
+/*
+ * Set the policy's grants (unless NULL) and bound (unless NULL).  When
+ * this returns, no dev-set that the old policy allowed and the new one
+ * does not is still applying its values, and every queue of the
+ * namespace busy-polls within the new bound.  Sleeps.
+ */
 void vhost_admin_set_policy(struct net *net, const u32 *grants,
 			    const u32 *busypoll_max)
 {
 	struct vhost_admin_net *an = vhost_admin_net(net);
+	struct vhost_dev *dev;
+	unsigned long id = 0;
 
 	spin_lock(&an->lock);
 	if (grants)
@@ -649,6 +877,13 @@ void vhost_admin_set_policy(struct net *net, const u32 *grants,
 	if (busypoll_max)
 		an->policy.busypoll_max = *busypoll_max;
 	spin_unlock(&an->lock);
+	synchronize_srcu(&vhost_admin_policy_srcu);
+	/* A device published since reads the new bound (register). */
+	while ((dev = vhost_admin_get_next(net, &id))) {
+		vhost_admin_bound(dev);
+		vhost_admin_put(dev);
+		id++;
+	}
 }
 
 /* ---- defaults: what a device gets with its owner ------------------------ */
@@ -713,7 +948,7 @@ static void vhost_admin_apply_defaults(struct vhost_dev *dev)
 	}
 	tun.busypoll_us = min(tun.busypoll_us, max(a->tun.busypoll_us,
 						   pol.busypoll_max));
-	vhost_admin_set_tunables(dev, &tun, NULL);
+	vhost_admin_set_tunables(dev, &tun);
 }
 
 /* ---- sysfs: /sys/class/vhost/vhostN ------------------------------------ */
@@ -892,30 +1127,40 @@ static void vhost_class_get_ownership(const struct device *d, kuid_t *uid,
 }
 
 /*
- * The properties of every uevent of a device (and of its uevent file),
- * what a udev rule matches on: id, owner (in the initial pid namespace),
- * backend and label, those it has.
+ * The properties of every uevent of a device (and of its uevent file,
+ * which anyone may read): what a udev rule needs to decide whether to
+ * trust the device, nothing private (vhost-admin.rst, "Security model").
+ * The id; the owner's effective uid as the user namespace of the device's
+ * network namespace sees it (when it has an owner and the uid is mapped
+ * there); whether the backend is in the device's own network namespace
+ * (VHOST_BACKEND_NETNS=own) or not (other); the label.  Which process owns
+ * the device and which interface it feeds are for CAP_NET_ADMIN only
+ * (sysfs owner_pid and backend_ifname, which udev's ATTR{} reads as root).
  */
 static int vhost_class_uevent(const struct device *d,
 			      struct kobj_uevent_env *env)
 {
 	struct vhost_dev *dev = dev_get_drvdata(d);
-	char ifname[IFNAMSIZ], label[VHOST_LABEL_LEN_MAX + 1];
-	struct pid *owner;
-	int ifindex, nsid;
-	pid_t nr;
+	struct vhost_admin *a = &dev->admin;
+	char label[VHOST_LABEL_LEN_MAX + 1];
+	bool owned, backend, foreign;
+	kuid_t kuid;
+	uid_t uid;
 
-	if (add_uevent_var(env, "VHOST_ID=%u", dev->admin.id))
+	if (add_uevent_var(env, "VHOST_ID=%u", a->id))
 		return -ENOMEM;
-	owner = vhost_admin_get_owner(dev);
-	nr = owner ? pid_nr(owner) : 0;
-	put_pid(owner);
-	if (nr && add_uevent_var(env, "VHOST_OWNER_PID=%d", nr))
+	spin_lock(&a->lock);
+	owned = a->owner;
+	kuid = a->owner_uid;
+	backend = a->backend_ifindex;
+	foreign = a->backend_foreign;
+	spin_unlock(&a->lock);
+	uid = from_kuid(a->net->user_ns, kuid);
+	if (owned && uid != (uid_t)-1 &&
+	    add_uevent_var(env, "VHOST_OWNER_UID=%u", uid))
 		return -ENOMEM;
-	ifindex = vhost_admin_backend(dev, &nsid, ifname);
-	if (ifindex && add_uevent_var(env, "VHOST_BACKEND_IFINDEX=%d", ifindex))
-		return -ENOMEM;
-	if (ifname[0] && add_uevent_var(env, "VHOST_BACKEND_IFNAME=%s", ifname))
+	if (backend && add_uevent_var(env, "VHOST_BACKEND_NETNS=%s",
+				      foreign ? "other" : "own"))
 		return -ENOMEM;
 	if (vhost_admin_label(dev, label) &&
 	    add_uevent_var(env, "VHOST_LABEL=%s", label))
@@ -1001,6 +1246,21 @@ static ssize_t queue_worker_pid_show(struct vhost_admin_queue *q,
 			  vhost_admin_queue_worker(q->dev, q->index));
 }
 
+static const char * const vhost_admin_busypoll_source_names[] = {
+	[VHOST_BUSYPOLL_SOURCE_OWNER] = "owner",
+	[VHOST_BUSYPOLL_SOURCE_ADMIN] = "admin",
+	[VHOST_BUSYPOLL_SOURCE_POLICY] = "policy",
+};
+
+static ssize_t queue_busypoll_source_show(struct vhost_admin_queue *q,
+					  struct vhost_queue_attr *qa,
+					  char *buf)
+{
+	u32 src = vhost_admin_queue_busypoll_source(q->dev, q->index);
+
+	return sysfs_emit(buf, "%s\n", vhost_admin_busypoll_source_names[src]);
+}
+
 static ssize_t queue_stat_show(struct vhost_admin_queue *q,
 			       struct vhost_queue_attr *qa, char *buf)
 {
@@ -1010,17 +1270,20 @@ static ssize_t queue_stat_show(struct vhost_admin_queue *q,
 	return sysfs_emit(buf, "%llu\n", st.val[qa->stat]);
 }
 
-#define VHOST_QUEUE_ATTR(_name)						\
+#define VHOST_QUEUE_ATTR_MODE(_name, _mode)				\
 	static struct vhost_queue_attr vhost_queue_attr_##_name =	\
-		{ .attr = { .name = __stringify(_name), .mode = 0444 },	\
+		{ .attr = { .name = __stringify(_name), .mode = _mode },	\
 		  .show = queue_##_name##_show }
+#define VHOST_QUEUE_ATTR(_name) VHOST_QUEUE_ATTR_MODE(_name, 0444)
 
 VHOST_QUEUE_ATTR(type);
 VHOST_QUEUE_ATTR(num);
 VHOST_QUEUE_ATTR(owner_busypoll_us);
 VHOST_QUEUE_ATTR(busypoll_us);
 VHOST_QUEUE_ATTR(metamap_valid);
-VHOST_QUEUE_ATTR(worker_pid);
+/* The worker is a thread of the owner: as private as owner_pid. */
+VHOST_QUEUE_ATTR_MODE(worker_pid, 0400);
+VHOST_QUEUE_ATTR(busypoll_source);
 
 static struct attribute *vhost_queue_attrs[] = {
 	&vhost_queue_attr_type.attr,
@@ -1029,6 +1292,7 @@ static struct attribute *vhost_queue_attrs[] = {
 	&vhost_queue_attr_busypoll_us.attr,
 	&vhost_queue_attr_metamap_valid.attr,
 	&vhost_queue_attr_worker_pid.attr,
+	&vhost_queue_attr_busypoll_source.attr,
 	NULL,
 };
 
@@ -1095,6 +1359,10 @@ static const struct kobj_type vhost_queue_ktype = {
 static void vhost_admin_init_stat_attrs(void)
 {
 	int i, n = 0;
+
+	/* Each bucket full at its first use. */
+	for (i = 0; i < ARRAY_SIZE(vhost_uevent_buckets); i++)
+		vhost_uevent_buckets[i].last = jiffies - 2 * HZ * 3600;
 
 	for (i = VHOST_ADMIN_FIRST_COUNTER; i <= VHOST_A_STATS_MAX; i++, n++) {
 		struct dev_ext_attribute *da = &vhost_dev_stat_attrs[n];
@@ -1195,6 +1463,64 @@ err:
 
 /* ---- registration, owner and backend ------------------------------------ */
 
+/* The uevent due: the device's ADD while it was not announced, else CHANGE. */
+static void vhost_admin_uevent_send(struct vhost_dev *dev)
+{
+	struct vhost_admin *a = &dev->admin;
+
+	lockdep_assert_held(&a->mutex);
+	if (a->announced) {
+		kobject_uevent(&a->cdev->kobj, KOBJ_CHANGE);
+		return;
+	}
+	a->announced = true;
+	dev_set_uevent_suppress(a->cdev, false);
+	kobject_uevent(&a->cdev->kobj, KOBJ_ADD);
+}
+
+static void vhost_admin_uevent_work(struct work_struct *work)
+{
+	struct vhost_admin *a = container_of(to_delayed_work(work),
+					     struct vhost_admin, uevent_work);
+	unsigned long wait;
+
+	mutex_lock(&a->mutex);
+	wait = vhost_uevent_take(a->uid);
+	if (wait) {
+		schedule_delayed_work(&a->uevent_work, wait);
+	} else {
+		a->uevent_pending = false;
+		vhost_admin_uevent_send(container_of(a, struct vhost_dev,
+						     admin));
+	}
+	mutex_unlock(&a->mutex);
+}
+
+/*
+ * Tell udev the device was published, or that its owner, backend or label
+ * changed: a uevent whose properties (vhost_class_uevent()) say what they
+ * are now, sent now within the opener's budget, else when the budget
+ * allows, once for all the changes until then.  Sleeps and allocates; the
+ * caller holds the admin mutex, which orders the uevents of a device as
+ * its changes.
+ */
+static void vhost_admin_uevent(struct vhost_dev *dev)
+{
+	struct vhost_admin *a = &dev->admin;
+	unsigned long wait;
+
+	lockdep_assert_held(&a->mutex);
+	if (a->uevent_pending)
+		return;
+	wait = vhost_uevent_take(a->uid);
+	if (wait) {
+		a->uevent_pending = true;
+		schedule_delayed_work(&a->uevent_work, wait);
+		return;
+	}
+	vhost_admin_uevent_send(dev);
+}
+
 /**
  * vhost_admin_register - give a new device a name and publish it
  * @dev: the device, initialised (vhost_dev_init), not yet in use
@@ -1223,6 +1549,9 @@ int vhost_admin_register(struct vhost_dev *dev,
 	a->tun.metamap = dev->nvqs ? vhost_metamap_mode(dev->vqs[0]) :
 				     VHOST_METAMAP_MODE_OFF;
 	a->backend_nsid = NETNSA_NSID_NOT_ASSIGNED;
+	a->uid = current_euid();
+	a->serial = atomic64_inc_return(&vhost_admin_serial);
+	INIT_DELAYED_WORK(&a->uevent_work, vhost_admin_uevent_work);
 	a->net = get_net(current->nsproxy->net_ns);
 	an = vhost_admin_net(a->net);
 	refcount_set(&a->refs, 1);
@@ -1240,9 +1569,13 @@ int vhost_admin_register(struct vhost_dev *dev,
 	}
 	/* The slot is reserved: storing allocates nothing and cannot fail. */
 	xa_store(&an->devs, a->id, dev, GFP_KERNEL);
+	/* After publishing: policy-set bounds the devices it finds. */
+	if (vhost_admin_tenant(a->net))
+		vhost_admin_bound(dev);
 	/* Published: whoever the uevent wakes finds the device. */
-	dev_set_uevent_suppress(a->cdev, false);
-	kobject_uevent(&a->cdev->kobj, KOBJ_ADD);
+	mutex_lock(&a->mutex);
+	vhost_admin_uevent(dev);
+	mutex_unlock(&a->mutex);
 	vhost_nl_dev_notify(dev, VHOST_CMD_DEV_ADD_NTF);
 	return 0;
 
@@ -1273,6 +1606,8 @@ void vhost_admin_unregister(struct vhost_dev *dev)
 	wait_var_event(&a->refs, !refcount_read(&a->refs));
 	/* After every other notification about the device. */
 	vhost_nl_dev_notify(dev, VHOST_CMD_DEV_DEL_NTF);
+	/* Not announced yet: its REMOVE is not sent either (suppressed). */
+	cancel_delayed_work_sync(&a->uevent_work);
 	vhost_admin_sysfs_del(dev);
 	a->ops = NULL;
 	put_pid(a->owner);
@@ -1283,18 +1618,6 @@ void vhost_admin_unregister(struct vhost_dev *dev)
 	a->net = NULL;
 }
 EXPORT_SYMBOL_GPL(vhost_admin_unregister);
-
-/*
- * Tell udev the device's owner, backend or label changed: a CHANGE uevent,
- * whose properties (vhost_class_uevent()) say what they are now.  Sleeps
- * and allocates; the caller holds the admin mutex, which orders the
- * uevents of a device as its changes.
- */
-static void vhost_admin_uevent_change(struct vhost_dev *dev)
-{
-	lockdep_assert_held(&dev->admin.mutex);
-	kobject_uevent(&dev->admin.cdev->kobj, KOBJ_CHANGE);
-}
 
 /*
  * A new owner's workers: each queue's is recorded by a work queued on it
@@ -1342,7 +1665,7 @@ bool vhost_admin_set_label(struct vhost_dev *dev, struct vhost_admin_label *l)
 	}
 	rcu_assign_pointer(a->label, l);
 	kfree_rcu(old, rcu);
-	vhost_admin_uevent_change(dev);
+	vhost_admin_uevent(dev);
 	return true;
 }
 
@@ -1363,6 +1686,7 @@ void vhost_admin_set_owner(struct vhost_dev *dev, bool owned)
 {
 	struct vhost_admin *a = &dev->admin;
 	struct pid *pid = owned ? get_pid(task_tgid(current)) : NULL;
+	kuid_t uid = current_euid();
 
 	lockdep_assert_held(&dev->mutex);
 	if (!a->ops) {
@@ -1372,12 +1696,13 @@ void vhost_admin_set_owner(struct vhost_dev *dev, bool owned)
 	mutex_lock(&a->mutex);
 	spin_lock(&a->lock);
 	swap(a->owner, pid);
+	a->owner_uid = uid;
 	spin_unlock(&a->lock);
 	put_pid(pid);
 	if (owned)
 		vhost_admin_apply_defaults(dev);
 	vhost_admin_workers(dev, owned);
-	vhost_admin_uevent_change(dev);
+	vhost_admin_uevent(dev);
 	vhost_nl_dev_notify(dev, VHOST_CMD_DEV_CHANGE_NTF);
 	mutex_unlock(&a->mutex);
 }
@@ -1396,10 +1721,16 @@ void vhost_admin_set_backend(struct vhost_dev *dev, int ifindex,
 {
 	struct vhost_admin *a = &dev->admin;
 	int nsid = NETNSA_NSID_NOT_ASSIGNED;
-	bool changed;
+	bool changed, foreign;
 
 	lockdep_assert_held(&dev->mutex);
-	if (a->ops && net && !net_eq(net, a->net))
+	/*
+	 * Whether the interface is in the device's namespace is decided
+	 * here, by the namespaces themselves: an id that could not be
+	 * allocated leaves it foreign, with no id.
+	 */
+	foreign = ifindex && net && a->ops && !net_eq(net, a->net);
+	if (foreign)
 		nsid = peernet2id_alloc(a->net, net, GFP_KERNEL);
 	if (net)
 		put_net(net);
@@ -1407,12 +1738,14 @@ void vhost_admin_set_backend(struct vhost_dev *dev, int ifindex,
 		return;
 	mutex_lock(&a->mutex);
 	spin_lock(&a->lock);
-	changed = a->backend_ifindex != ifindex || a->backend_nsid != nsid;
+	changed = a->backend_ifindex != ifindex || a->backend_nsid != nsid ||
+		  a->backend_foreign != foreign;
 	WRITE_ONCE(a->backend_ifindex, ifindex);
 	WRITE_ONCE(a->backend_nsid, nsid);
+	a->backend_foreign = foreign;
 	spin_unlock(&a->lock);
 	if (changed) {
-		vhost_admin_uevent_change(dev);
+		vhost_admin_uevent(dev);
 		vhost_nl_dev_notify(dev, VHOST_CMD_DEV_CHANGE_NTF);
 	}
 	mutex_unlock(&a->mutex);

@@ -19,6 +19,8 @@
 #include <linux/spinlock.h>
 #include <linux/types.h>
 #include <linux/u64_stats_sync.h>
+#include <linux/uidgid.h>
+#include <linux/workqueue.h>
 
 struct device;
 struct kobject;
@@ -151,16 +153,19 @@ struct vhost_admin_label {
  * @ops: device type; NULL while the device is not registered
  * @tun: tunables, see struct vhost_tunables
  * @id: device id, the N of the name vhostN
+ * @serial: tells the device from a later one of the same @id: a number no
+ *	other device of this boot had, set at registration
  * @name: vhostN
  * @cdev: class device /sys/class/vhost/vhostN
  * @queues_kobj: its queues/ directory
  * @queues: one kobject per virtqueue, queues/vqN
  * @refs: references of admin operations (lookups), plus one of the
  *	registry while the device is in it; vhost_admin_unregister() waits
- *	for them to go
+ *	for them to go, so an operation holds one only while it works on
+ *	this device (never while it waits on another's locks)
  * @mutex: serialises changes of @tun, @owner, the backend and @label
- * @lock: protects @owner, @backend_ifindex, @backend_nsid and each queue's
- *	worker (struct vhost_admin_queue)
+ * @lock: protects @owner, @owner_uid, @backend_ifindex, @backend_nsid,
+ *	@backend_foreign and each queue's worker (struct vhost_admin_queue)
  * @owner: thread group of the owner, or NULL
  * @label: the label an administrator gave the device, or NULL; written
  *	under @mutex, read under RCU
@@ -169,7 +174,22 @@ struct vhost_admin_label {
  *	allocated there
  * @backend_ifindex: interface the device feeds, as it was attached; 0: none
  * @backend_nsid: id in @net of that interface's namespace, or
- *	NETNSA_NSID_NOT_ASSIGNED when it is @net
+ *	NETNSA_NSID_NOT_ASSIGNED when it is @net or has no id there
+ * @backend_foreign: that interface is not in @net
+ * @uid: effective uid of the process that opened the device, whose uevent
+ *	budget its uevents use
+ * @owner_uid: effective uid of the owner when it became the owner
+ * @busypoll_max: the host's bound on every queue's busy-poll time, whoever
+ *	set it (U32_MAX: none); written under the namespace's policy lock,
+ *	read by the datapath with READ_ONCE()
+ * @uevent_work: sends the uevent that waited for the budget
+ * @uevent_pending: a uevent is waiting for the budget (under @mutex)
+ * @announced: the ADD uevent went out (under @mutex)
+ *
+ * A device's uevents tell what changed, not each change: when its opener
+ * is over budget (vhost_admin_uevent()), they wait and are sent as one,
+ * with the properties of the moment; a device closed before its ADD went
+ * out sends none.
  *
  * @ops, @id, @name, @net, @cdev and @queues are set before the device is
  * published in the registry and cleared after it has left it.  Lock order:
@@ -182,6 +202,7 @@ struct vhost_admin {
 	const struct vhost_admin_ops *ops;
 	struct vhost_tunables tun;
 	u32 id;
+	u64 serial;
 	char name[16];
 	struct device *cdev;
 	struct kobject *queues_kobj;
@@ -194,6 +215,13 @@ struct vhost_admin {
 	struct net *net;
 	int backend_ifindex;
 	int backend_nsid;
+	bool backend_foreign;
+	bool uevent_pending;
+	bool announced;
+	kuid_t uid;
+	kuid_t owner_uid;
+	u32 busypoll_max;
+	struct delayed_work uevent_work;
 };
 
 static inline void vhost_vq_stats_init(struct vhost_vq_stats *s)
@@ -208,6 +236,7 @@ static inline void vhost_admin_dev_init(struct vhost_admin *a)
 	memset(a, 0, sizeof(*a));
 	mutex_init(&a->mutex);
 	spin_lock_init(&a->lock);
+	a->busypoll_max = U32_MAX;
 }
 
 int vhost_admin_register(struct vhost_dev *dev,
@@ -217,6 +246,7 @@ void vhost_admin_set_owner(struct vhost_dev *dev, bool owned);
 void vhost_admin_set_backend(struct vhost_dev *dev, int ifindex,
 			     struct net *net);
 void vhost_admin_changed(struct vhost_dev *dev);
+u32 vhost_admin_busypoll(struct vhost_dev *dev, struct vhost_virtqueue *vq);
 void vhost_admin_show_fdinfo(struct seq_file *m, struct vhost_dev *dev);
 
 #endif /* _VHOST_ADMIN_H */

@@ -21,6 +21,7 @@
  * worker may hold) holds up that device's release only.
  */
 struct vhost_dev *vhost_admin_get(struct net *net, u32 id);
+struct vhost_dev *vhost_admin_get_serial(struct net *net, u32 id, u64 serial);
 struct vhost_dev *vhost_admin_get_name(struct net *net, const char *name);
 struct vhost_dev *vhost_admin_get_next(struct net *net, unsigned long *id);
 void vhost_admin_put(struct vhost_dev *dev);
@@ -48,12 +49,27 @@ bool vhost_admin_feeds(struct vhost_dev *dev, int ifindex);
 u32 vhost_admin_queue_worker(struct vhost_dev *dev, unsigned int index);
 int vhost_admin_backend(struct vhost_dev *dev, int *nsid, char *ifname);
 u32 vhost_admin_queue_busypoll(struct vhost_dev *dev, unsigned int index);
+u32 vhost_admin_queue_busypoll_source(struct vhost_dev *dev,
+				      unsigned int index);
+bool vhost_admin_label_valid(const char *s);
 int vhost_admin_prepare_tunables(struct vhost_dev *dev,
 				 const struct vhost_tunables *tun,
 				 struct netlink_ext_ack *extack);
-int vhost_admin_set_tunables(struct vhost_dev *dev,
-			     const struct vhost_tunables *tun,
-			     struct netlink_ext_ack *extack);
+
+/**
+ * struct vhost_admin_need - what a tenant's dev-set needs of the policy
+ * @grants: VHOST_TUNABLE_* flags of what it sets
+ * @busypoll_us: the admin-busypoll-us it sets, if @grants has it
+ */
+struct vhost_admin_need {
+	u32 grants;
+	u32 busypoll_us;
+};
+
+int vhost_admin_set(struct vhost_dev *dev, const struct vhost_tunables *tun,
+		    struct vhost_admin_label **label,
+		    const struct vhost_admin_need *need, bool *changed,
+		    struct netlink_ext_ack *extack);
 
 /**
  * struct vhost_admin_policy - what the host lets a namespace's tenants change

@@ -544,24 +544,17 @@ static void vhost_nl_tunables_apply(struct nlattr **tb,
 		tun->metamap = nla_get_u32(tb[VHOST_A_DEV_METAMAP]);
 }
 
-/* Field by field: the struct has padding. */
-static bool vhost_nl_tunables_equal(const struct vhost_tunables *a,
-				    const struct vhost_tunables *b)
-{
-	return a->busypoll_us == b->busypoll_us &&
-	       a->zcopy_min_len == b->zcopy_min_len &&
-	       a->zerocopy == b->zerocopy && a->metamap == b->metamap;
-}
-
 /*
  * dev-set on one device: prepare (everything that can refuse the values
  * or fail for want of memory; nothing changes), or apply (tunables and
- * label, which *label gives and this takes).  Lock order in admin.h;
+ * label, which *label gives and this takes; a tenant's need of the policy
+ * checked again where they are stored).  Lock order in admin.h;
  * switching the map or zero-copy needs dev->mutex.  A worker stalled in
  * the device may keep these for long: the waits end on a fatal signal.
  */
 static int vhost_nl_dev_set_one(struct vhost_dev *dev, struct genl_info *info,
-				bool prepare, struct vhost_admin_label **label)
+				bool prepare, struct vhost_admin_label **label,
+				const struct vhost_admin_need *need)
 {
 	struct nlattr **tb = info->attrs;
 	struct vhost_tunables tun;
@@ -579,14 +572,8 @@ static int vhost_nl_dev_set_one(struct vhost_dev *dev, struct genl_info *info,
 		err = vhost_admin_prepare_tunables(dev, &tun, info->extack);
 		goto out_unlock;
 	}
-	err = 0;
-	changed = !vhost_nl_tunables_equal(&tun, &dev->admin.tun);
-	if (changed)
-		err = vhost_admin_set_tunables(dev, &tun, info->extack);
-	if (!err && tb[VHOST_A_DEV_LABEL]) {
-		changed |= vhost_admin_set_label(dev, *label);
-		*label = NULL;
-	}
+	err = vhost_admin_set(dev, &tun, tb[VHOST_A_DEV_LABEL] ? label : NULL,
+			      need, &changed, info->extack);
 	if (!err && changed)
 		vhost_nl_dev_notify(dev, VHOST_CMD_DEV_CHANGE_NTF);
 	/* dev->mutex is held: tb[VHOST_A_DEV_ZEROCOPY] is dev_lock's */
@@ -600,6 +587,34 @@ out_unlock:
 out_unlock_dev:
 	if (dev_lock)
 		mutex_unlock(&dev->mutex);
+	return err;
+}
+
+/*
+ * A device of a dev-set, by id and serial: the request waits on each
+ * device's locks for as long as a stalled worker holds them, and a
+ * reference held meanwhile on another device would make that device's
+ * close() wait for it (vhost_admin_unregister()).  So the request holds
+ * a reference only on the device it works on, looked up again for each
+ * step; a device closed meanwhile is not changed (it is gone).
+ */
+struct vhost_nl_key {
+	u32 id;
+	u64 serial;
+};
+
+static int vhost_nl_dev_set_key(struct net *net, const struct vhost_nl_key *k,
+				struct genl_info *info, bool prepare,
+				struct vhost_admin_label **label,
+				const struct vhost_admin_need *need)
+{
+	struct vhost_dev *dev = vhost_admin_get_serial(net, k->id, k->serial);
+	int err;
+
+	if (!dev)
+		return 0;
+	err = vhost_nl_dev_set_one(dev, info, prepare, label, need);
+	vhost_admin_put(dev);
 	return err;
 }
 
@@ -627,43 +642,69 @@ vhost_nl_labels_alloc(const struct nlattr *attr, unsigned int n)
  * All or nothing over several devices: each is prepared in turn, which
  * refuses what any of them would refuse and allocates what any needs,
  * before the first is changed.  Then each is changed, which can fail only
- * when the requester is being killed.
+ * when the requester is being killed or a tenant's grant was revoked
+ * meanwhile.  A device closed after it was selected is skipped
+ * (struct vhost_nl_key).
  */
 int vhost_nl_dev_set_doit(struct sk_buff *skb, struct genl_info *info)
 {
 	struct net *net = genl_info_net(info);
 	struct nlattr **tb = info->attrs;
+	struct vhost_admin_need need = {}, *tenant = NULL;
 	struct vhost_admin_label **labels;
+	struct vhost_nl_key *keys;
 	struct vhost_nl_devs devs;
-	unsigned int i;
-	bool any = false;
+	unsigned int i, n;
 	int err;
 
 	for (i = 0; i < VHOST_ADMIN_NTUNABLES; i++)
-		any |= !!tb[vhost_admin_tunables[i].attr];
-	if (!any) {
+		if (tb[vhost_admin_tunables[i].attr])
+			need.grants |= vhost_admin_tunables[i].grant;
+	if (!need.grants) {
 		NL_SET_ERR_MSG(info->extack, "no tunable or label to set");
+		return -EINVAL;
+	}
+	if (tb[VHOST_A_DEV_LABEL] &&
+	    !vhost_admin_label_valid(nla_data(tb[VHOST_A_DEV_LABEL]))) {
+		NL_SET_ERR_MSG_ATTR(info->extack, tb[VHOST_A_DEV_LABEL],
+				    "a label is printable ASCII (0x20 to 0x7e): no control character, no other byte");
 		return -EINVAL;
 	}
 	err = vhost_nl_dev_set_allowed(skb, info, net, VHOST_ADMIN_NTUNABLES);
 	if (err)
 		return err;
+	if (!netlink_capable(skb, CAP_NET_ADMIN)) {
+		if (tb[VHOST_A_DEV_ADMIN_BUSYPOLL_US])
+			need.busypoll_us =
+				nla_get_u32(tb[VHOST_A_DEV_ADMIN_BUSYPOLL_US]);
+		tenant = &need;
+	}
 	err = vhost_nl_select(skb, info, &devs);
 	if (err)
 		return err;
-	labels = vhost_nl_labels_alloc(tb[VHOST_A_DEV_LABEL], devs.n);
-	if (!labels) {
-		vhost_nl_devs_put(&devs);
-		return -ENOMEM;
+	n = devs.n;
+	keys = kmalloc_array(n, sizeof(*keys), GFP_KERNEL);
+	labels = vhost_nl_labels_alloc(tb[VHOST_A_DEV_LABEL], n);
+	for (i = 0; keys && i < n; i++) {
+		keys[i].id = devs.dev[i]->admin.id;
+		keys[i].serial = devs.dev[i]->admin.serial;
 	}
-	for (i = 0; devs.n > 1 && i < devs.n && !err; i++)
-		err = vhost_nl_dev_set_one(devs.dev[i], info, true, NULL);
-	for (i = 0; i < devs.n && !err; i++)
-		err = vhost_nl_dev_set_one(devs.dev[i], info, false, &labels[i]);
-	for (i = 0; i < devs.n; i++)
+	vhost_nl_devs_put(&devs);
+	if (!keys || !labels) {
+		err = -ENOMEM;
+		goto out;
+	}
+	for (i = 0; n > 1 && i < n && !err; i++)
+		err = vhost_nl_dev_set_key(net, &keys[i], info, true, NULL,
+					   tenant);
+	for (i = 0; i < n && !err; i++)
+		err = vhost_nl_dev_set_key(net, &keys[i], info, false,
+					   &labels[i], tenant);
+out:
+	for (i = 0; labels && i < n; i++)
 		kfree(labels[i]);
 	kfree(labels);
-	vhost_nl_devs_put(&devs);
+	kfree(keys);
 	return err;
 }
 
@@ -786,11 +827,13 @@ int vhost_nl_policy_set_doit(struct sk_buff *skb, struct genl_info *info)
 	return 0;
 }
 
+/* One queue; priv: include its worker (a thread of the owner). */
 static int vhost_nl_queue_fill(struct sk_buff *skb, struct vhost_dev *dev,
-			       unsigned int index, const struct genl_info *info)
+			       unsigned int index, const struct genl_info *info,
+			       bool priv)
 {
 	struct vhost_virtqueue *vq = dev->vqs[index];
-	u32 worker = vhost_admin_queue_worker(dev, index);
+	u32 worker = priv ? vhost_admin_queue_worker(dev, index) : 0;
 	void *hdr;
 
 	hdr = genlmsg_iput(skb, info);
@@ -805,6 +848,8 @@ static int vhost_nl_queue_fill(struct sk_buff *skb, struct vhost_dev *dev,
 			READ_ONCE(vq->busyloop_timeout)) ||
 	    nla_put_u32(skb, VHOST_A_QUEUE_BUSYPOLL_US,
 			vhost_admin_queue_busypoll(dev, index)) ||
+	    nla_put_u32(skb, VHOST_A_QUEUE_BUSYPOLL_SOURCE,
+			vhost_admin_queue_busypoll_source(dev, index)) ||
 	    nla_put_u32(skb, VHOST_A_QUEUE_METAMAP_VALID,
 			vhost_metamap_valid(vq)) ||
 	    (worker && nla_put_u32(skb, VHOST_A_QUEUE_WORKER_PID, worker))) {
@@ -842,7 +887,10 @@ int vhost_nl_queue_get_doit(struct sk_buff *skb, struct genl_info *info)
 		return -ENOENT;
 	}
 	rsp = genlmsg_new(GENLMSG_DEFAULT_SIZE, GFP_KERNEL);
-	err = rsp ? vhost_nl_queue_fill(rsp, dev, index, info) : -ENOMEM;
+	err = rsp ? vhost_nl_queue_fill(rsp, dev, index, info,
+					vhost_nl_capable(skb,
+							 genl_info_net(info))) :
+		    -ENOMEM;
 	vhost_admin_put(dev);
 	if (err) {
 		nlmsg_free(rsp);
@@ -882,6 +930,7 @@ int vhost_nl_queue_get_dumpit(struct sk_buff *skb, struct netlink_callback *cb)
 	struct vhost_nl_dump_ctx *ctx = vhost_nl_dump_ctx(cb);
 	struct nlattr *filter = info->attrs[VHOST_A_QUEUE_DEV_ID];
 	struct net *net = sock_net(skb->sk);
+	bool priv = vhost_nl_capable(cb->skb, net);
 	struct vhost_dev *dev;
 	int err;
 
@@ -890,7 +939,8 @@ int vhost_nl_queue_get_dumpit(struct sk_buff *skb, struct netlink_callback *cb)
 		return err;
 	while ((dev = vhost_nl_dump_next(net, ctx, filter))) {
 		for (; ctx->queue < dev->nvqs; ctx->queue++) {
-			err = vhost_nl_queue_fill(skb, dev, ctx->queue, info);
+			err = vhost_nl_queue_fill(skb, dev, ctx->queue, info,
+						  priv);
 			if (err) {
 				vhost_admin_put(dev);
 				return err;

@@ -213,6 +213,33 @@ static const char *metamap_mode_str(uint32_t v, char *buf, size_t len)
 	return enum_str(vhost_metamap_mode_str(v), v, buf, len);
 }
 
+static const char *busypoll_source_str(uint32_t v, char *buf, size_t len)
+{
+	return enum_str(vhost_busypoll_source_str(v), v, buf, len);
+}
+
+/*
+ * Text from the kernel for a terminal: bytes outside printable ASCII (a
+ * kernel that does not check labels may hold any) as \xNN, and \ as \\.
+ */
+static const char *text_safe(const char *s, char *buf, size_t len)
+{
+	size_t n = 0;
+
+	for (; *s && n + 5 < len; s++) {
+		unsigned char c = *s;
+
+		if (c < 0x20 || c > 0x7e)
+			n += snprintf(buf + n, len - n, "\\x%02x", c);
+		else if (c == '\\')
+			n += snprintf(buf + n, len - n, "\\\\");
+		else
+			buf[n++] = c;
+	}
+	buf[n] = 0;
+	return buf;
+}
+
 /* ---- text --------------------------------------------------------------- */
 
 /* One line of text being built: "key value key value ...". */
@@ -313,7 +340,7 @@ static void text_tunables(struct line *l, const struct tunables_view *v)
 static void text_dev(struct text *t, const struct vhost_dev_get_rsp *d)
 {
 	struct line l = { .n = 0 };
-	char buf[32];
+	char buf[32], lbuf[4 * 256 + 1];
 
 	if (d->_present.name_len)
 		line_add(&l, "%s:", d->name);
@@ -333,7 +360,7 @@ static void text_dev(struct text *t, const struct vhost_dev_get_rsp *d)
 		line_add(&l, "backend-netnsid %d", d->backend_netnsid);
 	/* free-form, as ip prints an alias: last on the line */
 	if (d->_present.label_len)
-		line_add(&l, "label %s", d->label);
+		line_add(&l, "label %s", text_safe(d->label, lbuf, sizeof(lbuf)));
 	text_emit(t, 0, &l);
 
 	if (d->_present.features)
@@ -363,6 +390,9 @@ static void text_queue(struct line *l, const struct vhost_queue_get_rsp *q)
 		line_add(l, "owner-busypoll-us %u", q->owner_busypoll_us);
 	if (q->_present.busypoll_us)
 		line_add(l, "busypoll-us %u", q->busypoll_us);
+	if (q->_present.busypoll_source)
+		line_add(l, "busypoll-source %s",
+			 busypoll_source_str(q->busypoll_source, buf, sizeof(buf)));
 	if (q->_present.metamap_valid)
 		line_add(l, "metamap-valid %s", q->metamap_valid ? "yes" : "no");
 	if (q->_present.worker_pid)
@@ -439,6 +469,9 @@ static void json_queue(struct jw *jw, const struct vhost_queue_get_rsp *q)
 		jw_u64(jw, QUEUE_KEY(OWNER_BUSYPOLL_US), q->owner_busypoll_us);
 	if (q->_present.busypoll_us)
 		jw_u64(jw, QUEUE_KEY(BUSYPOLL_US), q->busypoll_us);
+	if (q->_present.busypoll_source)
+		jw_str(jw, QUEUE_KEY(BUSYPOLL_SOURCE),
+		       busypoll_source_str(q->busypoll_source, buf, sizeof(buf)));
 	if (q->_present.metamap_valid)
 		jw_u64(jw, QUEUE_KEY(METAMAP_VALID), q->metamap_valid);
 	if (q->_present.worker_pid)
@@ -636,10 +669,19 @@ static void om_name(FILE *f, const char *name)
 		fputc(isalnum((unsigned char)*name) ? *name : '_', f);
 }
 
-/* A label value or a HELP text: \, " and newline escaped. */
+/*
+ * A label value or a HELP text: \, " and newline escaped; any other byte
+ * outside printable ASCII (which a kernel that does not check labels may
+ * hold, and which need not be UTF-8) as '?'.
+ */
 static void om_escape(FILE *f, const char *s)
 {
 	for (; *s; s++) {
+		if (*s != '\n' && ((unsigned char)*s < 0x20 ||
+				    (unsigned char)*s > 0x7e)) {
+			fputc('?', f);
+			continue;
+		}
 		if (*s == '\\' || *s == '"')
 			fputc('\\', f);
 		if (*s == '\n')

@@ -54,6 +54,21 @@ enum vhost_metamap_mode {
 };
 
 /**
+ * enum vhost_busypoll_source - What decides the busy-poll time of a queue.
+ * @VHOST_BUSYPOLL_SOURCE_OWNER: The owner's VHOST_SET_VRING_BUSYLOOP_TIMEOUT,
+ *   the larger (or both are 0).
+ * @VHOST_BUSYPOLL_SOURCE_ADMIN: The device's admin-busypoll-us, the larger.
+ * @VHOST_BUSYPOLL_SOURCE_POLICY: The bound of the host's policy
+ *   (busypoll-us-max of the device's network namespace, a tenant's), which cut
+ *   the larger of the two.
+ */
+enum vhost_busypoll_source {
+	VHOST_BUSYPOLL_SOURCE_OWNER,
+	VHOST_BUSYPOLL_SOURCE_ADMIN,
+	VHOST_BUSYPOLL_SOURCE_POLICY,
+};
+
+/**
  * enum vhost_tunable - The tunables of a device (attributes of dev-set), as a
  *   namespace's policy grants them.
  */
@@ -100,6 +115,7 @@ enum {
 	VHOST_A_QUEUE_BUSYPOLL_US,
 	VHOST_A_QUEUE_METAMAP_VALID,
 	VHOST_A_QUEUE_WORKER_PID,
+	VHOST_A_QUEUE_BUSYPOLL_SOURCE,
 
 	__VHOST_A_QUEUE_MAX,
 	VHOST_A_QUEUE_MAX = (__VHOST_A_QUEUE_MAX - 1)

@@ -25,12 +25,16 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <pthread.h>
 #include <unistd.h>
+#include <linux/userfaultfd.h>
 #include <linux/vhost.h>
 #include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/sysmacros.h>
 #include <sys/wait.h>
 #include <grp.h>
@@ -1148,6 +1152,273 @@ TEST_F(ns, tenant_is_bound_by_the_host_policy)
 	EXPECT_TRUE(policy_is(self->ys, 0, 0, 0));
 	ASSERT_EQ(0, TO_CHILD(&self->t, 0));
 	EXPECT_EQ(0, wait_child(pid));
+}
+
+/*
+ * Whether queue q of device id busy-polls for us microseconds, decided by
+ * src (VHOST_BUSYPOLL_SOURCE_*), its owner having asked for owner_us.
+ */
+static bool queue_busypoll_is(struct ynl_sock *ys, uint32_t id, uint32_t q,
+			      uint32_t owner_us, uint32_t us, uint32_t src)
+{
+	struct vhost_queue_get_req *req = vhost_queue_get_req_alloc();
+	struct vhost_queue_get_rsp *r;
+	bool ok;
+
+	vhost_queue_get_req_set_dev_id(req, id);
+	vhost_queue_get_req_set_index(req, q);
+	r = vhost_queue_get(ys, req);
+	vhost_queue_get_req_free(req);
+	if (!r)
+		return false;
+	ok = r->owner_busypoll_us == owner_us && r->busypoll_us == us &&
+	     r->_present.busypoll_source && r->busypoll_source == src;
+	if (!ok)
+		fprintf(stderr, "# queue %u: owner %u busypoll-us %u source %d%s, wanted %u %u %u\n",
+			q, r->owner_busypoll_us, r->busypoll_us,
+			r->_present.busypoll_source ? (int)r->busypoll_source : -1,
+			r->_present.busypoll_source ? "" : " (absent)",
+			owner_us, us, src);
+	vhost_queue_get_rsp_free(r);
+	return ok;
+}
+
+#define OWNER_US 1000000
+
+/*
+ * The tenant of owner_busypoll_bounded: its own device, whose queues it
+ * asks, through the owner's ioctl the policy does not see, to busy-poll
+ * for a second per kick.
+ */
+static void busypoll_tenant(FIXTURE_DATA(ns) *self)
+{
+	struct vhost_vring_state s = { .num = OWNER_US };
+	struct adm_stats st[2];
+	struct ynl_sock *ys;
+	struct vnet b;
+	int id;
+
+	enter_userns(CLONE_NEWNET | CLONE_NEWNS);
+	sysfs_mount_own();
+	ys = adm_open();
+	CHILD_CHECK(ys);
+	CHILD_CHECK(!dev_open(&b, &id));
+	for (s.index = 0; s.index < 2; s.index++)
+		CHILD_CHECK(!ioctl(b.vhost_fd, VHOST_SET_VRING_BUSYLOOP_TIMEOUT,
+				   &s));
+	/* nothing granted: no busy polling at all */
+	CHILD_CHECK(queue_busypoll_is(ys, id, 0, OWNER_US, 0,
+				      VHOST_BUSYPOLL_SOURCE_POLICY));
+	CHILD_CHECK(queue_busypoll_is(ys, id, 1, OWNER_US, 0,
+				      VHOST_BUSYPOLL_SOURCE_POLICY));
+	/* and traffic polls nothing */
+	CHILD_CHECK(traffic_ok(&b, 1));
+	CHILD_CHECK(adm_stats(ys, id, false, true, st, 2) == 2);
+	CHILD_CHECK(!st[0].v[VHOST_A_STATS_BUSYPOLL_LOOPS] &&
+		    !st[1].v[VHOST_A_STATS_BUSYPOLL_LOOPS]);
+	CHILD_CHECK(!TO_PARENT(&self->t, id));
+	/* the host bounds it to BOUND */
+	CHILD_CHECK(FROM_PARENT(&self->t) == 0);
+	CHILD_CHECK(queue_busypoll_is(ys, id, 1, OWNER_US, BOUND,
+				      VHOST_BUSYPOLL_SOURCE_POLICY));
+	CHILD_CHECK(traffic_ok(&b, 2));
+	CHILD_CHECK(!TO_PARENT(&self->t, 0));
+	/* the host lets it poll as long as it likes */
+	CHILD_CHECK(FROM_PARENT(&self->t) == 0);
+	CHILD_CHECK(queue_busypoll_is(ys, id, 1, OWNER_US, OWNER_US,
+				      VHOST_BUSYPOLL_SOURCE_OWNER));
+	s.num = 0;
+	for (s.index = 0; s.index < 2; s.index++)
+		CHILD_CHECK(!ioctl(b.vhost_fd, VHOST_SET_VRING_BUSYLOOP_TIMEOUT,
+				   &s));
+	vnet_close(&b);
+	ynl_sock_destroy(ys);
+}
+
+/*
+ * The host's side of a tenant's test: the tenant (tenant(self) in a child)
+ * sends its device's id; then, for each of the n policies (grants, bound;
+ * -1: unchanged), the host sets it in the tenant's namespace and lets the
+ * tenant go on, waiting for its word before the next one.  The tenant's
+ * exit status, through _metadata.
+ */
+static void host_policies(struct __test_metadata *_metadata,
+			  FIXTURE_DATA(ns) *self,
+			  void (*tenant)(FIXTURE_DATA(ns) *self),
+			  const int64_t (*pol)[2], int n)
+{
+	struct ynl_sock *ys;
+	pid_t pid, host;
+	int64_t id;
+	int i;
+
+	pid = fork();
+	ASSERT_GE(pid, 0);
+	if (!pid) {
+		turns_child(&self->t);
+		tenant(self);
+		_exit(0);
+	}
+	turns_parent(&self->t);
+	id = FROM_CHILD(&self->t);
+	ASSERT_LE(0, id);
+	for (i = 0; i < n; i++) {
+		host = fork();
+		ASSERT_GE(host, 0);
+		if (!host) {
+			ys = host_enter(pid);
+			CHILD_CHECK(!policy_set(ys, pol[i][0], pol[i][1]));
+			ynl_sock_destroy(ys);
+			_exit(0);
+		}
+		EXPECT_EQ(0, wait_child(host));
+		ASSERT_EQ(0, TO_CHILD(&self->t, 0));
+		if (i < n - 1)
+			ASSERT_EQ(0, FROM_CHILD(&self->t));
+	}
+	EXPECT_EQ(0, wait_child(pid));
+}
+
+/*
+ * A tenant granted nothing (busypoll-us-max 0, a new namespace's) busy-
+ * polls not at all, whatever its owner's VHOST_SET_VRING_BUSYLOOP_TIMEOUT
+ * says; the host's bound bounds it as it changes; queue-get says which
+ * value decided and who limited it.  The host's own devices have no bound.
+ */
+TEST_F(ns, owner_busypoll_bounded_by_the_host_policy)
+{
+	static const int64_t pol[][2] = { { -1, BOUND }, { -1, OWNER_US } };
+	struct vhost_vring_state s = { .index = 1, .num = OWNER_US };
+
+	host_policies(_metadata, self, busypoll_tenant, pol, 2);
+	/* the initial namespace's devices: the owner's, unbounded */
+	ASSERT_EQ(0, ioctl(self->a.vhost_fd, VHOST_SET_VRING_BUSYLOOP_TIMEOUT,
+			   &s));
+	EXPECT_TRUE(queue_busypoll_is(self->ys, self->a_id, 1, OWNER_US,
+				      OWNER_US, VHOST_BUSYPOLL_SOURCE_OWNER));
+	s.num = 0;
+	ASSERT_EQ(0, ioctl(self->a.vhost_fd, VHOST_SET_VRING_BUSYLOOP_TIMEOUT,
+			   &s));
+}
+
+/* A dev-set of the map's mode in a thread of its own: it waits. */
+struct waiting_set {
+	uint32_t id;
+	int64_t metamap;
+	int err;
+	bool done;		/* __atomic */
+};
+
+static void *waiting_set(void *arg)
+{
+	struct waiting_set *w = arg;
+	struct ynl_sock *ys = adm_open();
+
+	w->err = ys ? adm_set(ys, w->id, ADM_TUN(-1, -1, -1, w->metamap)) :
+		      -ENOTCONN;
+	if (ys)
+		ynl_sock_destroy(ys);
+	__atomic_store_n(&w->done, true, __ATOMIC_RELEASE);
+	return NULL;
+}
+
+#define PAGE 4096UL
+
+/*
+ * The tenant of revoked_grant_stays_revoked: its device's TX worker
+ * stalls on a userfaultfd page (made before it left the initial user
+ * namespace: an unprivileged user's catches no kernel fault), holding the
+ * queue's mutex; a granted switch of the map waits for it; the host
+ * revokes the grant; the page comes; the switch is refused and changed
+ * nothing.
+ */
+static void revoked_tenant(FIXTURE_DATA(ns) *self)
+{
+	struct uffdio_register reg = { .mode = UFFDIO_REGISTER_MODE_MISSING };
+	struct uffdio_api api = { .api = UFFD_API };
+	struct uffdio_copy copy = { .len = PAGE };
+	struct pollfd pfd = { .events = POLLIN };
+	struct waiting_set w = {};
+	struct vhost_dev_get_rsp *d;
+	uint8_t *page, *staged;
+	struct uffd_msg msg;
+	struct ynl_sock *ys;
+	int uffd, id, map0;
+	struct vnet b;
+	pthread_t th;
+
+	uffd = syscall(__NR_userfaultfd, O_CLOEXEC | O_NONBLOCK);
+	CHILD_CHECK(uffd >= 0 && !ioctl(uffd, UFFDIO_API, &api));
+	page = mmap(NULL, PAGE, PROT_READ | PROT_WRITE,
+		    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	staged = mmap(NULL, PAGE, PROT_READ | PROT_WRITE,
+		      MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	CHILD_CHECK(page != MAP_FAILED && staged != MAP_FAILED);
+	reg.range.start = (uintptr_t)page;
+	reg.range.len = PAGE;
+	CHILD_CHECK(!ioctl(uffd, UFFDIO_REGISTER, &reg));
+	enter_userns(CLONE_NEWNET | CLONE_NEWNS);
+	ys = adm_open();
+	CHILD_CHECK(ys);
+	CHILD_CHECK(!dev_open(&b, &id));
+	d = adm_get(ys, id);
+	CHILD_CHECK(d);
+	map0 = d->metamap;
+	vhost_dev_get_rsp_free(d);
+	CHILD_CHECK(!TO_PARENT(&self->t, id));
+	/* granted the map's mode */
+	CHILD_CHECK(FROM_PARENT(&self->t) == 0);
+	memset(staged, 0, b.hdr_len);
+	frame_fill(staged + b.hdr_len, 60, NULL, 1);
+	CHILD_CHECK(!vnet_tx_add_buf(&b, page, b.hdr_len + 60));
+	vnet_kick(&b, VNET_TX);
+	pfd.fd = uffd;
+	CHILD_CHECK(poll(&pfd, 1, 10000) == 1);
+	CHILD_CHECK(read(uffd, &msg, sizeof(msg)) == sizeof(msg) &&
+		    msg.event == UFFD_EVENT_PAGEFAULT);
+	/* granted, so checked and let through: it waits for the queue */
+	w.id = id;
+	w.metamap = map0 == METAMAP_OFF ? METAMAP_MAP : METAMAP_OFF;
+	CHILD_CHECK(!pthread_create(&th, NULL, waiting_set, &w));
+	usleep(QUIET_MS * 1000);
+	CHILD_CHECK(!__atomic_load_n(&w.done, __ATOMIC_ACQUIRE));
+	CHILD_CHECK(!TO_PARENT(&self->t, 0));
+	/* revoked */
+	CHILD_CHECK(FROM_PARENT(&self->t) == 0);
+	copy.dst = (uintptr_t)page;
+	copy.src = (uintptr_t)staged;
+	CHILD_CHECK(!ioctl(uffd, UFFDIO_COPY, &copy));
+	CHILD_CHECK(!pthread_join(th, NULL));
+	if (w.err != -EPERM)
+		fprintf(stderr, "# the waiting dev-set returned %d\n", w.err);
+	CHILD_CHECK(w.err == -EPERM);
+	d = adm_get(ys, id);
+	CHILD_CHECK(d);
+	if (d->metamap != map0)
+		fprintf(stderr, "# metamap %u after the revocation, was %d\n",
+			d->metamap, map0);
+	CHILD_CHECK(d->metamap == map0);
+	vhost_dev_get_rsp_free(d);
+	/* the frame the worker waited for went */
+	CHILD_CHECK(!vnet_tx_drain(&b, 5000));
+	vnet_close(&b);
+	ynl_sock_destroy(ys);
+	close(uffd);
+}
+
+/*
+ * A grant revoked while a tenant's request waits (killably, for a queue
+ * its stalled worker holds) is not applied after the revocation: the
+ * request, checked and let through before, is checked again where the
+ * value is stored, and refused (EPERM), changing nothing.
+ */
+TEST_F(ns, revoked_grant_stays_revoked)
+{
+	static const int64_t pol[][2] = {
+		{ VHOST_TUNABLE_METAMAP, -1 }, { 0, -1 },
+	};
+
+	host_policies(_metadata, self, revoked_tenant, pol, 2);
 }
 
 /* defaults-set of busy-poll time and zcopy-min-len (-1: not): 0 or -errno. */

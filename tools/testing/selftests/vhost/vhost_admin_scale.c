@@ -409,11 +409,14 @@ TEST_F_TIMEOUT(scale, stalled_device_holds_up_no_other, 180)
 #define KILLED_MS 1000
 
 /*
- * dev-set t of device id in a child, which writes a byte to *ready before
- * it sends the request and the result (0 or -errno) to *done after.
+ * dev-set t of device id (or, given a label, of the devices labelled so:
+ * the map's mode of t only) in a child, which writes a byte to *ready
+ * before it sends the request and the result (0 or -errno) to *done
+ * after.  No file of the parent's stays open in the child: the parent's
+ * close() of a device is its last.
  */
-static pid_t set_in_child(uint32_t id, struct adm_tun t, int *ready,
-			  int *done)
+static pid_t set_in_child(uint32_t id, const char *label, struct adm_tun t,
+			  int *ready, int *done)
 {
 	int r[2], d[2];
 	pid_t pid;
@@ -429,12 +432,25 @@ static pid_t set_in_child(uint32_t id, struct adm_tun t, int *ready,
 		return pid;
 	}
 	{
-		struct ynl_sock *ys = adm_open();
-		int err;
+		struct vhost_dev_set_req *req;
+		struct ynl_sock *ys;
+		int fd, err;
 
+		for (fd = 3; fd < 1024; fd++)
+			if (fd != r[1] && fd != d[1])
+				close(fd);
+		ys = adm_open();
 		CHILD_CHECK(ys);
 		CHILD_CHECK(write(r[1], "", 1) == 1);
-		err = adm_set(ys, id, t);
+		if (label) {
+			req = vhost_dev_set_req_alloc();
+			CHILD_CHECK(req);
+			vhost_dev_set_req_set_match_label(req, label);
+			vhost_dev_set_req_set_metamap(req, t.metamap);
+			err = vhost_dev_set(ys, req) ? adm_err(ys) ?: -EIO : 0;
+		} else {
+			err = adm_set(ys, id, t);
+		}
 		CHILD_CHECK(write(d[1], &err, sizeof(err)) == sizeof(err));
 		_exit(0);
 	}
@@ -528,7 +544,7 @@ TEST_F_TIMEOUT(scale, dev_set_waiting_for_a_stalled_worker_ends_on_sigkill, 90)
 		double t0;
 		pid_t pid;
 
-		pid = set_in_child(st.id, t, &ready, &done);
+		pid = set_in_child(st.id, NULL, t, &ready, &done);
 		ASSERT_LT(0, pid);
 		ASSERT_TRUE(readable(ready, 5000)) TH_LOG("%s: no client", what);
 		/* it waits */
@@ -590,6 +606,115 @@ TEST_F_TIMEOUT(scale, dev_set_waiting_for_a_stalled_worker_ends_on_sigkill, 90)
 	vnet_rx_fill(&self->s);
 	EXPECT_EQ(0, vnet_check_mix(&self->s, 20, true, 2, why)) TH_LOG("%s", why);
 	vnet_close(&n2);
+	munmap(st.staged, PAGE);
+}
+
+/* dev-set of a label (ADM_TUN_NONE but the label): 0 or -errno. */
+static int set_label(struct ynl_sock *ys, uint32_t id, const char *label)
+{
+	struct vhost_dev_set_req *req = vhost_dev_set_req_alloc();
+	int r;
+
+	vhost_dev_set_req_set_id(req, id);
+	vhost_dev_set_req_set_label(req, label);
+	r = vhost_dev_set(ys, req) ? adm_err(ys) ?: -EIO : 0;
+	vhost_dev_set_req_free(req);
+	return r;
+}
+
+struct vnet_closer {
+	struct vnet *n;
+	bool done;		/* __atomic */
+};
+
+static void *close_vnet(void *arg)
+{
+	struct vnet_closer *c = arg;
+
+	vnet_close(c->n);
+	__atomic_store_n(&c->done, true, __ATOMIC_RELEASE);
+	return NULL;
+}
+
+/*
+ * A dev-set by label selects a device whose TX worker is stalled (holding
+ * its queue's mutex) and another one, and waits for the stalled queue.
+ * The other device's owner closes it meanwhile: the close() waits for no
+ * one's request (it waited, uninterruptibly, until the request ended when
+ * the request held a reference on every device it selected).  Once the
+ * page is there, the request changes the device that is left, and
+ * succeeds.
+ */
+TEST_F_TIMEOUT(scale, close_waits_for_no_other_devices_request, 90)
+{
+	struct vnet_opts o = { .ring_num = 64, .event_idx = true };
+	struct uffdio_copy copy = { .len = PAGE };
+	struct vhost_dev_get_rsp *d;
+	struct vnet_closer cl = {};
+	int ready, done, err, status;
+	int64_t oid, map0, other;
+	char label[32];
+	struct stall st;
+	struct vnet n2;
+	pthread_t th;
+	double t0;
+	pid_t pid;
+
+	ASSERT_EQ(0, vnet_open(&n2, &o));
+	oid = vhost_fd_id(n2.vhost_fd);
+	ASSERT_LE(0, oid);
+	stall_device(_metadata, self, false, &st);
+	d = adm_get(self->ys, st.id);
+	ASSERT_NE(NULL, d);
+	map0 = d->metamap;
+	vhost_dev_get_rsp_free(d);
+	other = map0 == METAMAP_OFF ? METAMAP_MAP : METAMAP_OFF;
+	snprintf(label, sizeof(label), "cw-%d", getpid());
+	ASSERT_EQ(0, set_label(self->ys, oid, label));
+	ASSERT_EQ(0, set_label(self->ys, st.id, label));
+
+	pid = set_in_child(0, label, ADM_TUN(-1, -1, -1, other), &ready, &done);
+	ASSERT_LT(0, pid);
+	ASSERT_TRUE(readable(ready, 5000));
+	/* it waits for the stalled queue */
+	EXPECT_FALSE(readable(done, BLOCKED_MS));
+	/* the other device's close() does not */
+	cl.n = &n2;
+	t0 = now_ms();
+	ASSERT_EQ(0, pthread_create(&th, NULL, close_vnet, &cl));
+	while (!__atomic_load_n(&cl.done, __ATOMIC_ACQUIRE) &&
+	       now_ms() - t0 < STALL_BOUND_MS)
+		usleep(5000);
+	TH_LOG("the other device's close() %s after %.0f ms",
+	       cl.done ? "returned" : "still waited", now_ms() - t0);
+	EXPECT_TRUE(__atomic_load_n(&cl.done, __ATOMIC_ACQUIRE))
+		TH_LOG("close() waited for a request on another device");
+	if (!__atomic_load_n(&cl.done, __ATOMIC_ACQUIRE)) {
+		/* end the request, and with it the close() */
+		kill(pid, SIGKILL);
+		reap_within(pid, KILLED_MS);
+		pthread_join(th, NULL);
+		close(ready);
+		close(done);
+		return;
+	}
+	pthread_join(th, NULL);
+	/* the page comes: the request changes the device that is left */
+	copy.dst = (uintptr_t)st.page;
+	copy.src = (uintptr_t)st.staged;
+	ASSERT_EQ(0, ioctl(self->uffd, UFFDIO_COPY, &copy));
+	ASSERT_TRUE(readable(done, 5000)) TH_LOG("the request did not end");
+	ASSERT_EQ((ssize_t)sizeof(err), read(done, &err, sizeof(err)));
+	EXPECT_EQ(0, err);
+	status = reap_within(pid, KILLED_MS);
+	EXPECT_TRUE(WIFEXITED(status) && !WEXITSTATUS(status));
+	close(ready);
+	close(done);
+	d = adm_get(self->ys, st.id);
+	ASSERT_NE(NULL, d);
+	EXPECT_EQ(other, d->metamap);
+	vhost_dev_get_rsp_free(d);
+	EXPECT_EQ(0, vnet_tx_drain(&self->s, 5000));
 	munmap(st.staged, PAGE);
 }
 

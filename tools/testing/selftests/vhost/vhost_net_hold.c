@@ -12,7 +12,7 @@
  * the device open, idle, until SIGTERM or SIGINT.  Not a test.
  *
  *   vhost_net_hold [-n COUNT] [-t SECONDS] [-s BYTES] [-b BATCH] [-i USEC] [-x]
- *   vhost_net_hold -m TAP [-q PAIRS]
+ *   vhost_net_hold -m TAP [-q PAIRS] [-u]
  *
  *   -n COUNT    send COUNT frames, then stop (0: none; default: no limit)
  *   -t SECONDS  stop sending after SECONDS
@@ -25,6 +25,12 @@
  *               multiqueue TAP named TAP (made if it does not exist);
  *               prints "<vhostA>,<vhostB>,... <TAP>", sends nothing and
  *               holds them until SIGTERM or SIGINT
+ *   -u          with -m, as an unprivileged user of the host would: open
+ *               /dev/vhost-net (here, still as root: the node is 0666 on a
+ *               systemd host), then become uid 65534, root of a user and
+ *               network namespace of its own where it makes TAP; the
+ *               devices belong to the host's namespace, their backend to
+ *               the user's
  *
  * Signals: SIGUSR1 stops sending (counts printed, device kept); SIGTERM and
  * SIGINT stop sending if needed, print the counts if not printed yet, close
@@ -44,6 +50,11 @@
 #include <net/if.h>
 #include <linux/if_tun.h>
 #include <linux/virtio_net.h>
+#include <grp.h>
+#include <sched.h>
+#include <sys/mount.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
 #include <sys/ioctl.h>
 
 #include "vhost_net_lib.h"
@@ -72,7 +83,7 @@ static void usage(const char *prog)
 {
 	fprintf(stderr,
 		"usage: %s [-n count] [-t seconds] [-s bytes] [-b batch] [-i usec] [-x]\n"
-		"       %s -m tap [-q pairs]\n",
+		"       %s -m tap [-q pairs] [-u]\n",
 		prog, prog);
 	exit(2);
 }
@@ -94,17 +105,69 @@ static int mq_tap(const char *ifname, int *fds, int n)
 	return 0;
 }
 
-/* -m: the devices of a multiqueue NIC, held until SIGTERM or SIGINT. */
-static int hold_mq(const char *ifname, int pairs, struct vnet_opts *o)
+/* Write s to the /proc/self file name: 0 or -errno. */
+static int proc_self_write(const char *name, const char *s)
 {
+	char path[64];
+	int fd, r = 0;
+
+	snprintf(path, sizeof(path), "/proc/self/%s", name);
+	fd = open(path, O_WRONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	if (write(fd, s, strlen(s)) != (ssize_t)strlen(s))
+		r = -errno;
+	close(fd);
+	return r;
+}
+
+/*
+ * -u: uid 65534, root of a new user and network namespace; /dev/net/tun
+ * a node it may open (0666 as on a systemd host), in a mount namespace of
+ * its own.
+ */
+static int become_user(void)
+{
+	char node[64];
+	struct stat st;
+
+	snprintf(node, sizeof(node), "/tmp/vhost-hold-tun.%d", getpid());
+	if (stat("/dev/net/tun", &st) || unshare(CLONE_NEWNS) ||
+	    mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) ||
+	    mknod(node, S_IFCHR | 0600, st.st_rdev) || chmod(node, 0666) ||
+	    mount(node, "/dev/net/tun", NULL, MS_BIND, NULL))
+		return -errno;
+	unlink(node);
+	if (setgroups(0, NULL) || setgid(65534) || setuid(65534) ||
+	    prctl(PR_SET_DUMPABLE, 1, 0, 0, 0) ||
+	    unshare(CLONE_NEWUSER | CLONE_NEWNET))
+		return -errno;
+	return proc_self_write("setgroups", "deny") ?:
+	       proc_self_write("uid_map", "0 65534 1") ?:
+	       proc_self_write("gid_map", "0 65534 1");
+}
+
+/* -m: the devices of a multiqueue NIC, held until SIGTERM or SIGINT. */
+static int hold_mq(const char *ifname, int pairs, struct vnet_opts *o,
+		   bool user)
+{
+	int fds[MQ_PAIRS_MAX], pre[MQ_PAIRS_MAX], i, r = 0;
 	struct vnet n[MQ_PAIRS_MAX];
-	int fds[MQ_PAIRS_MAX], i, r;
 	char name[32];
 	sigset_t block, old;
 
-	r = mq_tap(ifname, fds, pairs);
+	for (i = 0; i < pairs; i++) {
+		pre[i] = -1;
+		if (user && (pre[i] = open("/dev/vhost-net",
+					   O_RDWR | O_CLOEXEC)) < 0)
+			r = -errno;
+	}
+	if (!r && user)
+		r = become_user();
+	if (!r)
+		r = mq_tap(ifname, fds, pairs);
 	for (i = 0; !r && i < pairs; i++) {
-		r = vnet_open(&n[i], o);
+		r = vnet_open_fd(&n[i], o, pre[i]);
 		if (!r)
 			r = vnet_set_backend(&n[i], VNET_TX, fds[i]);
 		if (!r)
@@ -143,10 +206,11 @@ int main(int argc, char **argv)
 	char name[32];
 	size_t len = 64;
 	const char *mq = NULL;
+	bool user = false;
 	int pairs = 1;
 	struct vnet n;
 
-	while ((opt = getopt(argc, argv, "n:t:s:b:i:xm:q:")) != -1) {
+	while ((opt = getopt(argc, argv, "n:t:s:b:i:xm:q:u")) != -1) {
 		switch (opt) {
 		case 'm':
 			mq = optarg;
@@ -172,13 +236,16 @@ int main(int argc, char **argv)
 		case 'x':
 			hold = false;
 			break;
+		case 'u':
+			user = true;
+			break;
 		default:
 			usage(argv[0]);
 		}
 	}
 	if (optind != argc || len < 60 || len > 1514 || batch < 1 ||
 	    interval < 0 || count < -1 || pairs < 1 || pairs > MQ_PAIRS_MAX ||
-	    (mq && strlen(mq) >= IFNAMSIZ))
+	    (mq && strlen(mq) >= IFNAMSIZ) || (user && !mq))
 		usage(argv[0]);
 
 	sigemptyset(&sa.sa_mask);
@@ -187,7 +254,7 @@ int main(int argc, char **argv)
 	sigaction(SIGINT, &sa, NULL);
 
 	if (mq)
-		return hold_mq(mq, pairs, &o);
+		return hold_mq(mq, pairs, &o, user);
 	r = vnet_open(&n, &o);
 	if (r) {
 		fprintf(stderr, "vhost_net_hold: vnet_open: %s\n", strerror(-r));

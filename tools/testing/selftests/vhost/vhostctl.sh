@@ -300,7 +300,7 @@ def cmd_stats_sysfs(json_path, dump_path):
     fail(msgs)
 
 QUEUE_ATTRS = ('type', 'num', 'owner_busypoll_us', 'busypoll_us',
-               'metamap_valid', 'worker_pid')
+               'metamap_valid', 'worker_pid', 'busypoll_source')
 
 def queue_files(sysfs, i):
     p = 'queues/vq%d/' % i
@@ -744,9 +744,12 @@ t_mq_tap_set_by_tap_label_owner() {
 	return "$r"
 }
 
-# The shipped udev rule, run by a real systemd-udevd: the devices of a TAP
-# it matches get its setting within a second of SET_BACKEND, another
-# device keeps the default.
+# The shipped udev rule, run by a real systemd-udevd (the VMM's uid made
+# root's, the holders'): the devices of a TAP it matches get its setting
+# within a second of SET_BACKEND, another device keeps the default; so
+# does the device of an unprivileged user (uid 65534) of the host whose
+# TAP, of a matching name, is in a namespace of its own (vhost_net_hold
+# -u), whose uevents say so.
 t_udev_rule_applies() {
 	local udevd rules=/run/udev/rules.d pfx=vhud$$ t0 ok n default r=0
 	local rule=$top/tools/vhostctl/examples/60-vhost-tuning.rules
@@ -756,7 +759,10 @@ t_udev_rule_applies() {
 	[ -f "$rule" ] || { echo "no $rule"; return 1; }
 	mkdir -p "$rules" /run/udev || return 1
 	sed -e "s|web01-\*|$pfx-*|" -e "s|/usr/sbin/vhostctl|$VHOSTCTL|" \
+		-e 's|ENV{VHOST_OWNER_UID}=="64055"|ENV{VHOST_OWNER_UID}=="0"|' \
 		"$rule" > "$rules/60-vhost-tuning-test.rules"
+	grep -q 'VHOST_OWNER_UID}=="0"' "$rules/60-vhost-tuning-test.rules" ||
+		{ echo "the rule matches no owner uid"; return 1; }
 	"$udevd" > "$tmp/udevd.log" 2>&1 &
 	udevd_pid=$!
 	pids+=("$udevd_pid")
@@ -776,6 +782,21 @@ t_udev_rule_applies() {
 		echo "rule applied $(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.2f", b - a }') s after the holder started"
 		[ -n "$ok" ] || { mq_all admin_busypoll_us 50; r=1; }
 		stop_mq
+		# an unprivileged user's device on its own TAP of that name
+		if start_holder us -m "$pfx-x" -u; then
+			udevadm settle -t 10
+			sleep 1
+			[ "$(sysv "$hold_dev/admin_busypoll_us")" = "$default" ] ||
+				{ echo "$hold_dev (uid 65534, TAP $hold_tap in its namespace): busypoll $(sysv "$hold_dev/admin_busypoll_us")"; r=1; }
+			udevadm info "/sys/class/vhost/$hold_dev" > "$tmp/us.info"
+			grep -qx 'E: VHOST_BACKEND_NETNS=other' "$tmp/us.info" &&
+				grep -qx 'E: VHOST_OWNER_UID=65534' "$tmp/us.info" ||
+				{ echo "udev's properties of $hold_dev:"; cat "$tmp/us.info"; r=1; }
+			kill -TERM "$hold_pid"
+			wait "$hold_pid"
+		else
+			r=1
+		fi
 		# a device of a TAP the rule does not match, while udevd runs
 		if start_holder nm -n 0; then
 			udevadm settle -t 10
@@ -800,7 +821,7 @@ t_udev_rule_applies() {
 # nothing.
 t_libvirt_hook() {
 	local hook=$top/tools/vhostctl/examples/libvirt-qemu-hook
-	local hktap=vhhk$$ other r=0
+	local hktap=vhhk$$ other utf8 r=0
 
 	[ -x "$hook" ] || { echo "no $hook"; return 1; }
 	start_mq hk "$hktap" 2 || return 1
@@ -831,6 +852,15 @@ t_libvirt_hook() {
 	mq_all label web-hook && mq_all admin_busypoll_us 42 &&
 		mq_all zcopy_min_len 2048 && mq_all metamap 2 || r=1
 	[ "$(sysv "$dev/label")" = "$other" ] || { echo "$dev labelled"; r=1; }
+	# a name that cannot be a label (libvirt allows UTF-8): the settings
+	# reach the TAPs' devices one by one, the label stays
+	utf8=$(printf 'w\303\251b-hook')
+	printf 'busypoll-us 43\n' > "$tmp/domains/$utf8"
+	VHOSTCTL=$VHOSTCTL VHOSTCTL_DOMAINS=$tmp/domains \
+		"$hook" "$utf8" started begin - \
+		< "$tmp/domain.xml" 2> "$tmp/hook.err" || r=1
+	[ ! -s "$tmp/hook.err" ] || { cat "$tmp/hook.err"; r=1; }
+	mq_all label web-hook && mq_all admin_busypoll_us 43 || r=1
 	stop_mq
 	return "$r"
 }
