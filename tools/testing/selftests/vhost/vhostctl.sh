@@ -449,7 +449,7 @@ sysfs_dump() {	# sysfs_dump DEV [queue-attrs]
 	[ "${2:-}" = queue-attrs ] &&
 		files='queues/vq*/type queues/vq*/num queues/vq*/owner_busypoll_us
 		       queues/vq*/busypoll_us queues/vq*/metamap_valid
-		       queues/vq*/worker_pid'
+		       queues/vq*/worker_pid queues/vq*/busypoll_source'
 	(
 		cd "$SYS/$1" || exit 1
 		for f in $files; do
