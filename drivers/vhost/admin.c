@@ -20,6 +20,7 @@
 #include <linux/cred.h>
 #include <linux/device.h>
 #include <linux/hash.h>
+#include <linux/hashtable.h>
 #include <linux/if.h>
 #include <linux/kobject.h>
 #include <linux/module.h>
@@ -77,6 +78,21 @@ struct vhost_admin_net {
  * before they start).
  */
 DEFINE_STATIC_SRCU(vhost_admin_policy_srcu);
+
+/*
+ * The interfaces devices feed, by interface.  A device attached to one
+ * holds a reference on it (struct vhost_admin's @backend); the netdevice
+ * notifier follows the interface into the namespace it moves to and drops
+ * the reference when it is unregistered, so that a device never names an
+ * interface that went, nor one that took its index or its name.  The
+ * mutex protects the table and every device's @backend.  Lock order:
+ * RTNL -> vhost_backends_mutex, and a device's admin mutex ->
+ * vhost_backends_mutex; nothing is taken inside it.  Readers of @backend
+ * use RCU: a net_device is freed a grace period after the NETDEV_UNREGISTER
+ * that made its devices forget it.
+ */
+static DEFINE_MUTEX(vhost_backends_mutex);
+static DEFINE_HASHTABLE(vhost_backends, 8);
 
 /*
  * The uevent budget of each user: uevent_burst uevents at once, then
@@ -439,12 +455,14 @@ u32 vhost_admin_tunable(struct vhost_dev *dev, int attr)
 bool vhost_admin_feeds(struct vhost_dev *dev, int ifindex)
 {
 	struct vhost_admin *a = &dev->admin;
+	struct net_device *nd;
 	bool ret;
 
-	spin_lock(&a->lock);
-	ret = ifindex > 0 && a->backend_ifindex == ifindex &&
-	      !a->backend_foreign;
-	spin_unlock(&a->lock);
+	rcu_read_lock();
+	nd = rcu_dereference(a->backend);
+	ret = ifindex > 0 && nd && READ_ONCE(nd->ifindex) == ifindex &&
+	      net_eq(dev_net_rcu(nd), a->net);
+	rcu_read_unlock();
 	return ret;
 }
 
@@ -573,45 +591,35 @@ u32 vhost_admin_queue_worker(struct vhost_dev *dev, unsigned int index)
 }
 
 /*
- * The interface the device feeds: its index as attached (0: none), the id
- * in the device's namespace of the interface's namespace in *nsid, and its
- * name now in ifname (IFNAMSIZ bytes, "" when it is gone).
+ * The interface the device feeds: its index (0: none), the id in the
+ * device's namespace of the interface's namespace in *nsid
+ * (NETNSA_NSID_NOT_ASSIGNED when it is the device's), its name in ifname
+ * (IFNAMSIZ bytes).  An interface in a namespace that has no id in the
+ * device's (none could be allocated) reads as none: its index and name
+ * would name another interface there.
  */
 int vhost_admin_backend(struct vhost_dev *dev, int *nsid, char *ifname)
 {
 	struct vhost_admin *a = &dev->admin;
 	struct net_device *nd;
+	int ifindex = 0;
 	struct net *net;
-	int ifindex;
 
-	bool foreign;
-
-	spin_lock(&a->lock);
-	ifindex = a->backend_ifindex;
-	*nsid = a->backend_nsid;
-	foreign = a->backend_foreign;
-	net = ifindex ? get_net(a->net) : NULL;
-	spin_unlock(&a->lock);
+	*nsid = NETNSA_NSID_NOT_ASSIGNED;
 	ifname[0] = 0;
-	if (!ifindex)
-		return 0;
-	if (foreign) {
-		/* No id (none could be allocated): no name either. */
-		struct net *peer = *nsid == NETNSA_NSID_NOT_ASSIGNED ? NULL :
-				   get_net_ns_by_id(net, *nsid);
-
-		put_net(net);
-		net = peer;
-	}
-	if (net) {
-		/* A rename may tear the copy; strscpy() ends it in any case. */
-		rcu_read_lock();
-		nd = dev_get_by_index_rcu(net, ifindex);
-		if (nd)
+	rcu_read_lock();
+	nd = rcu_dereference(a->backend);
+	if (nd) {
+		net = dev_net_rcu(nd);
+		if (!net_eq(net, a->net))
+			*nsid = peernet2id(a->net, net);
+		if (net_eq(net, a->net) || *nsid != NETNSA_NSID_NOT_ASSIGNED) {
+			ifindex = READ_ONCE(nd->ifindex);
+			/* A rename may tear the copy; strscpy() ends it. */
 			strscpy(ifname, nd->name, IFNAMSIZ);
-		rcu_read_unlock();
-		put_net(net);
+		}
 	}
+	rcu_read_unlock();
 	return ifindex;
 }
 
@@ -1143,7 +1151,8 @@ static int vhost_class_uevent(const struct device *d,
 	struct vhost_dev *dev = dev_get_drvdata(d);
 	struct vhost_admin *a = &dev->admin;
 	char label[VHOST_LABEL_LEN_MAX + 1];
-	bool owned, backend, foreign;
+	bool owned, backend, foreign = false;
+	struct net_device *nd;
 	kuid_t kuid;
 	uid_t uid;
 
@@ -1152,9 +1161,13 @@ static int vhost_class_uevent(const struct device *d,
 	spin_lock(&a->lock);
 	owned = a->owner;
 	kuid = a->owner_uid;
-	backend = a->backend_ifindex;
-	foreign = a->backend_foreign;
 	spin_unlock(&a->lock);
+	rcu_read_lock();
+	nd = rcu_dereference(a->backend);
+	backend = nd;
+	if (nd)
+		foreign = !net_eq(dev_net_rcu(nd), a->net);
+	rcu_read_unlock();
 	uid = from_kuid(a->net->user_ns, kuid);
 	if (owned && uid != (uid_t)-1 &&
 	    add_uevent_var(env, "VHOST_OWNER_UID=%u", uid))
@@ -1463,6 +1476,43 @@ err:
 
 /* ---- registration, owner and backend ------------------------------------ */
 
+/* The device forgets its interface and puts its reference. */
+static void vhost_backend_drop(struct vhost_admin *a)
+{
+	struct net_device *nd;
+
+	lockdep_assert_held(&vhost_backends_mutex);
+	nd = rcu_dereference_protected(a->backend,
+				       lockdep_is_held(&vhost_backends_mutex));
+	if (!nd)
+		return;
+	hash_del(&a->backend_node);
+	RCU_INIT_POINTER(a->backend, NULL);
+	netdev_put(nd, &a->backend_tracker);
+}
+
+/*
+ * The namespace of the device's interface, when it is another, gets an id
+ * in the device's (as rtnetlink gives the namespace of a link's peer), so
+ * that the interface can be named; sleeps.
+ */
+static void vhost_admin_backend_nsid(struct vhost_admin *a)
+{
+	struct net_device *nd;
+	struct net *peer = NULL;
+
+	rcu_read_lock();
+	nd = rcu_dereference(a->backend);
+	if (nd)
+		peer = maybe_get_net(dev_net_rcu(nd));
+	rcu_read_unlock();
+	if (!peer)
+		return;
+	if (!net_eq(peer, a->net))
+		peernet2id_alloc(a->net, peer, GFP_KERNEL);
+	put_net(peer);
+}
+
 /* The uevent due: the device's ADD while it was not announced, else CHANGE. */
 static void vhost_admin_uevent_send(struct vhost_dev *dev)
 {
@@ -1521,6 +1571,60 @@ static void vhost_admin_uevent(struct vhost_dev *dev)
 	vhost_admin_uevent_send(dev);
 }
 
+/* Tell of a move, rename or unregistration of the device's interface. */
+static void vhost_admin_backend_work(struct work_struct *work)
+{
+	struct vhost_admin *a = container_of(work, struct vhost_admin,
+					     backend_work);
+	struct vhost_dev *dev = container_of(a, struct vhost_dev, admin);
+
+	vhost_admin_backend_nsid(a);
+	mutex_lock(&a->mutex);
+	vhost_admin_uevent(dev);
+	vhost_nl_dev_notify(dev, VHOST_CMD_DEV_CHANGE_NTF);
+	mutex_unlock(&a->mutex);
+}
+
+/*
+ * An interface some device feeds moved to another namespace (its
+ * NETDEV_UNREGISTER in the old one, state still registered, then its
+ * NETDEV_REGISTER in the new), was renamed, or is being unregistered: the
+ * devices follow it, or forget it and put their references, and tell.
+ * Under RTNL; the work items do what needs the devices' mutexes.
+ */
+static int vhost_backend_event(struct notifier_block *nb,
+			       unsigned long event, void *ptr)
+{
+	struct net_device *nd = netdev_notifier_info_to_dev(ptr);
+	struct hlist_node *tmp;
+	struct vhost_admin *a;
+	bool gone;
+
+	if (event != NETDEV_REGISTER && event != NETDEV_UNREGISTER &&
+	    event != NETDEV_CHANGENAME)
+		return NOTIFY_DONE;
+	gone = event == NETDEV_UNREGISTER &&
+	       nd->reg_state == NETREG_UNREGISTERING;
+	/* A move's NETDEV_UNREGISTER: its NETDEV_REGISTER tells. */
+	if (event == NETDEV_UNREGISTER && !gone)
+		return NOTIFY_DONE;
+	mutex_lock(&vhost_backends_mutex);
+	hash_for_each_possible_safe(vhost_backends, a, tmp, backend_node,
+				    (unsigned long)nd) {
+		if (rcu_access_pointer(a->backend) != nd)
+			continue;
+		if (gone)
+			vhost_backend_drop(a);
+		queue_work(system_wq, &a->backend_work);
+	}
+	mutex_unlock(&vhost_backends_mutex);
+	return NOTIFY_DONE;
+}
+
+static struct notifier_block vhost_backend_nb = {
+	.notifier_call = vhost_backend_event,
+};
+
 /**
  * vhost_admin_register - give a new device a name and publish it
  * @dev: the device, initialised (vhost_dev_init), not yet in use
@@ -1548,10 +1652,10 @@ int vhost_admin_register(struct vhost_dev *dev,
 	a->tun.zerocopy = zerocopy;
 	a->tun.metamap = dev->nvqs ? vhost_metamap_mode(dev->vqs[0]) :
 				     VHOST_METAMAP_MODE_OFF;
-	a->backend_nsid = NETNSA_NSID_NOT_ASSIGNED;
 	a->uid = current_euid();
 	a->serial = atomic64_inc_return(&vhost_admin_serial);
 	INIT_DELAYED_WORK(&a->uevent_work, vhost_admin_uevent_work);
+	INIT_WORK(&a->backend_work, vhost_admin_backend_work);
 	a->net = get_net(current->nsproxy->net_ns);
 	an = vhost_admin_net(a->net);
 	refcount_set(&a->refs, 1);
@@ -1604,6 +1708,11 @@ void vhost_admin_unregister(struct vhost_dev *dev)
 	xa_erase(&vhost_admin_net(a->net)->devs, a->id);
 	vhost_admin_put(dev);
 	wait_var_event(&a->refs, !refcount_read(&a->refs));
+	/* The notifier queues no work for it once it is out of the table. */
+	mutex_lock(&vhost_backends_mutex);
+	vhost_backend_drop(a);
+	mutex_unlock(&vhost_backends_mutex);
+	cancel_work_sync(&a->backend_work);
 	/* After every other notification about the device. */
 	vhost_nl_dev_notify(dev, VHOST_CMD_DEV_DEL_NTF);
 	/* Not announced yet: its REMOVE is not sent either (suppressed). */
@@ -1714,37 +1823,49 @@ EXPORT_SYMBOL_GPL(vhost_admin_set_owner);
  * @ifindex: its index, 0 when there is none
  * @net: a reference on its namespace (or NULL), which this puts
  *
+ * The device holds a reference on the interface from now on, until
+ * another is set, the interface is unregistered or the device goes.  An
+ * interface that moved away or went since the caller read its index is
+ * not found, or found unregistering: the device then feeds none.
+ *
  * Context: dev->mutex held (which keeps the device's namespace); sleeps.
  */
 void vhost_admin_set_backend(struct vhost_dev *dev, int ifindex,
 			     struct net *net)
 {
 	struct vhost_admin *a = &dev->admin;
-	int nsid = NETNSA_NSID_NOT_ASSIGNED;
-	bool changed, foreign;
+	struct net_device *nd = NULL, *old;
+	netdevice_tracker tracker;
+	bool changed;
 
 	lockdep_assert_held(&dev->mutex);
-	/*
-	 * Whether the interface is in the device's namespace is decided
-	 * here, by the namespaces themselves: an id that could not be
-	 * allocated leaves it foreign, with no id.
-	 */
-	foreign = ifindex && net && a->ops && !net_eq(net, a->net);
-	if (foreign)
-		nsid = peernet2id_alloc(a->net, net, GFP_KERNEL);
+	if (ifindex && net && a->ops)
+		nd = netdev_get_by_index(net, ifindex, &tracker, GFP_KERNEL);
 	if (net)
 		put_net(net);
 	if (!a->ops)
 		return;
 	mutex_lock(&a->mutex);
-	spin_lock(&a->lock);
-	changed = a->backend_ifindex != ifindex || a->backend_nsid != nsid ||
-		  a->backend_foreign != foreign;
-	WRITE_ONCE(a->backend_ifindex, ifindex);
-	WRITE_ONCE(a->backend_nsid, nsid);
-	a->backend_foreign = foreign;
-	spin_unlock(&a->lock);
+	mutex_lock(&vhost_backends_mutex);
+	old = rcu_dereference_protected(a->backend,
+					lockdep_is_held(&vhost_backends_mutex));
+	changed = old != nd;
+	if (changed)
+		vhost_backend_drop(a);
+	/*
+	 * Unregistering already: its NETDEV_UNREGISTER, sent after the state
+	 * changed, has run or waits for the mutex and would not find it.
+	 */
+	if (changed && nd && READ_ONCE(nd->reg_state) == NETREG_REGISTERED) {
+		a->backend_tracker = tracker;
+		rcu_assign_pointer(a->backend, nd);
+		hash_add(vhost_backends, &a->backend_node, (unsigned long)nd);
+	} else if (nd) {
+		netdev_put(nd, &tracker);
+	}
+	mutex_unlock(&vhost_backends_mutex);
 	if (changed) {
+		vhost_admin_backend_nsid(a);
 		vhost_admin_uevent(dev);
 		vhost_nl_dev_notify(dev, VHOST_CMD_DEV_CHANGE_NTF);
 	}
@@ -1816,11 +1937,16 @@ static int __init vhost_admin_init(void)
 	ret = class_register(&vhost_class);
 	if (ret)
 		goto err_pernet;
-	ret = vhost_nl_init();
+	ret = register_netdevice_notifier(&vhost_backend_nb);
 	if (ret)
 		goto err_class;
+	ret = vhost_nl_init();
+	if (ret)
+		goto err_notifier;
 	return 0;
 
+err_notifier:
+	unregister_netdevice_notifier(&vhost_backend_nb);
 err_class:
 	class_unregister(&vhost_class);
 err_pernet:
@@ -1831,6 +1957,7 @@ err_pernet:
 static void __exit vhost_admin_exit(void)
 {
 	vhost_nl_exit();
+	unregister_netdevice_notifier(&vhost_backend_nb);
 	class_unregister(&vhost_class);
 	unregister_pernet_subsys(&vhost_admin_net_ops);
 }

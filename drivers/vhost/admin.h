@@ -21,10 +21,12 @@
 #include <linux/u64_stats_sync.h>
 #include <linux/uidgid.h>
 #include <linux/workqueue.h>
+#include <net/net_trackers.h>
 
 struct device;
 struct kobject;
 struct net;
+struct net_device;
 struct vhost_dev;
 struct vhost_virtqueue;
 
@@ -164,18 +166,21 @@ struct vhost_admin_label {
  *	for them to go, so an operation holds one only while it works on
  *	this device (never while it waits on another's locks)
  * @mutex: serialises changes of @tun, @owner, the backend and @label
- * @lock: protects @owner, @owner_uid, @backend_ifindex, @backend_nsid,
- *	@backend_foreign and each queue's worker (struct vhost_admin_queue)
+ * @lock: protects @owner, @owner_uid and each queue's worker (struct
+ *	vhost_admin_queue)
  * @owner: thread group of the owner, or NULL
  * @label: the label an administrator gave the device, or NULL; written
  *	under @mutex, read under RCU
  * @net: network namespace the device belongs to, that of the process that
  *	opened it, for the device's whole life (reference held); its id is
  *	allocated there
- * @backend_ifindex: interface the device feeds, as it was attached; 0: none
- * @backend_nsid: id in @net of that interface's namespace, or
- *	NETNSA_NSID_NOT_ASSIGNED when it is @net or has no id there
- * @backend_foreign: that interface is not in @net
+ * @backend: the interface the device feeds, followed into whatever
+ *	namespace it moves to, NULL when there is none or it was unregistered;
+ *	a reference (@backend_tracker), written under admin.c's
+ *	vhost_backends_mutex, read under RCU
+ * @backend_tracker: the reference's tracker
+ * @backend_node: in admin.c's table of backends while @backend is set
+ * @backend_work: tells that @backend moved, was renamed or went
  * @uid: effective uid of the process that opened the device, whose uevent
  *	budget its uevents use
  * @owner_uid: effective uid of the owner when it became the owner
@@ -209,13 +214,14 @@ struct vhost_admin {
 	struct vhost_admin_queue **queues;
 	refcount_t refs;
 	struct mutex mutex;	/* serialises tun, owner, backend changes */
-	spinlock_t lock;	/* protects owner, backend_* */
+	spinlock_t lock;	/* protects owner, owner_uid, workers */
 	struct pid *owner;
 	struct vhost_admin_label __rcu *label;
 	struct net *net;
-	int backend_ifindex;
-	int backend_nsid;
-	bool backend_foreign;
+	struct net_device __rcu *backend;
+	netdevice_tracker backend_tracker;
+	struct hlist_node backend_node;
+	struct work_struct backend_work;
 	bool uevent_pending;
 	bool announced;
 	kuid_t uid;

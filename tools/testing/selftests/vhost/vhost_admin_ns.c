@@ -27,12 +27,15 @@
 #include <string.h>
 #include <pthread.h>
 #include <unistd.h>
+#include <linux/if_tun.h>
+#include <linux/rtnetlink.h>
 #include <linux/userfaultfd.h>
 #include <linux/vhost.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/mount.h>
 #include <sys/prctl.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/sysmacros.h>
@@ -727,6 +730,192 @@ TEST_F(ns, backend_in_another_netns_has_its_netnsid)
 	ynl_sock_destroy(mon);
 	ynl_sock_destroy(mon_b);
 	ynl_sock_destroy(ys_b);
+	close(initns);
+}
+
+/*
+ * An rtnetlink request on interface ifindex of this namespace, with a
+ * u32 attribute (type 0: none): 0 or -errno from the kernel's answer.
+ */
+static int rtnl_link(int cmd, int ifindex, int attr, uint32_t val)
+{
+	struct {
+		struct nlmsghdr nh;
+		struct ifinfomsg ifi;
+		struct rtattr rta;
+		uint32_t val;
+	} req = {
+		.nh.nlmsg_len = NLMSG_LENGTH(sizeof(struct ifinfomsg)),
+		.nh.nlmsg_type = cmd,
+		.nh.nlmsg_flags = NLM_F_REQUEST | NLM_F_ACK,
+		.ifi.ifi_family = AF_UNSPEC,
+		.ifi.ifi_index = ifindex,
+	};
+	char buf[1024];
+	struct nlmsghdr *nh = (struct nlmsghdr *)buf;
+	int fd, n, err = -EPROTO;
+
+	if (attr) {
+		req.rta.rta_type = attr;
+		req.rta.rta_len = RTA_LENGTH(sizeof(uint32_t));
+		req.val = val;
+		req.nh.nlmsg_len += RTA_SPACE(sizeof(uint32_t));
+	}
+	fd = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_ROUTE);
+	if (fd < 0)
+		return -errno;
+	if (send(fd, &req, req.nh.nlmsg_len, 0) < 0) {
+		err = -errno;
+	} else {
+		n = recv(fd, buf, sizeof(buf), 0);
+		if (n >= (int)NLMSG_LENGTH(sizeof(struct nlmsgerr)) &&
+		    nh->nlmsg_type == NLMSG_ERROR)
+			err = ((struct nlmsgerr *)NLMSG_DATA(nh))->error;
+	}
+	close(fd);
+	return err;
+}
+
+/* A new TAP named name, not persistent: its fd, or -errno. */
+static int tap_named(const char *name)
+{
+	struct ifreq ifr = { .ifr_flags = IFF_TAP | IFF_NO_PI };
+	int fd = open("/dev/net/tun", O_RDWR | O_CLOEXEC);
+
+	if (fd < 0)
+		return -errno;
+	snprintf(ifr.ifr_name, IFNAMSIZ, "%s", name);
+	if (ioctl(fd, TUNSETIFF, &ifr)) {
+		close(fd);
+		return -errno;
+	}
+	return fd;
+}
+
+/* The device's uevent file (this mount's sysfs) has the line want. */
+static bool uevent_has(uint32_t id, const char *want)
+{
+	char path[64], line[256];
+	bool found = false;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/sys/class/vhost/vhost%u/uevent", id);
+	f = fopen(path, "r");
+	if (!f)
+		return false;
+	while (!found && fgets(line, sizeof(line), f))
+		found = !strncmp(line, want, strlen(want)) &&
+			line[strlen(want)] == '\n';
+	fclose(f);
+	return found;
+}
+
+/* Device id is selected by the backend interface named ifname here. */
+static bool selected_by_ifname(struct ynl_sock *ys, uint32_t id,
+			       const char *ifname)
+{
+	struct vhost_dev_get_req *req = vhost_dev_get_req_alloc();
+	struct vhost_dev_get_rsp *d;
+	bool ret;
+
+	vhost_dev_get_req_set_backend_ifname(req, ifname);
+	d = vhost_dev_get(ys, req);
+	ret = d && d->id == id;
+	if (d)
+		vhost_dev_get_rsp_free(d);
+	vhost_dev_get_req_free(req);
+	return ret;
+}
+
+/*
+ * The backend is the interface, not the numbers it had when it was
+ * attached: moved to another namespace, the device names it there (that
+ * namespace's id, its name, its index there) and no interface of its
+ * index here selects it; moved back, it is local again; deleted, the
+ * device feeds none, a new TAP of the same name does not select it, and
+ * the deletion does not wait for the device (it holds the interface until
+ * then).  Each change is told: a CHANGE notification and the uevent
+ * file's VHOST_BACKEND_NETNS.
+ */
+TEST_F(ns, backend_followed_when_moved_or_deleted)
+{
+	unsigned int ifindex, there, back;
+	int initns, otherns, err, fd;
+	struct vhost_dev_get_rsp *d;
+	struct ynl_sock *mon;
+	struct vnet b;
+	int id;
+
+	initns = open("/proc/self/ns/net", O_RDONLY);
+	ASSERT_LE(0, initns);
+	ASSERT_EQ(0, unshare(CLONE_NEWNET));
+	otherns = open("/proc/self/ns/net", O_RDONLY);
+	ASSERT_LE(0, otherns);
+	ASSERT_EQ(0, setns(initns, CLONE_NEWNET));
+	mon = adm_monitor(&err);
+	ASSERT_NE(NULL, mon);
+	ASSERT_EQ(0, dev_open(&b, &id));
+	ifindex = if_nametoindex(b.ifname);
+	ASSERT_NE(0, ifindex);
+	EXPECT_TRUE(uevent_has(id, "VHOST_BACKEND_NETNS=own"));
+	EXPECT_TRUE(selected_by_ifname(self->ys, id, b.ifname));
+	adm_ntf_drain(mon, 100, NULL, 0);
+
+	/* moved: followed there */
+	ASSERT_EQ(0, rtnl_link(RTM_NEWLINK, ifindex, IFLA_NET_NS_FD, otherns));
+	EXPECT_TRUE(ntf_wait(mon, id, VHOST_CMD_DEV_CHANGE_NTF));
+	ASSERT_EQ(0, setns(otherns, CLONE_NEWNET));
+	there = if_nametoindex(b.ifname);
+	ASSERT_EQ(0, setns(initns, CLONE_NEWNET));
+	ASSERT_NE(0, there);
+	d = adm_get(self->ys, id);
+	ASSERT_NE(NULL, d);
+	EXPECT_EQ(there, d->backend_ifindex);
+	EXPECT_TRUE(d->_present.backend_netnsid && d->backend_netnsid >= 0)
+		TH_LOG("no backend-netnsid after the move");
+	EXPECT_TRUE(d->_present.backend_ifname_len &&
+		    !strcmp(d->backend_ifname, b.ifname))
+		TH_LOG("backend-ifname '%s', not %s",
+		       d->_present.backend_ifname_len ? d->backend_ifname : "",
+		       b.ifname);
+	vhost_dev_get_rsp_free(d);
+	EXPECT_TRUE(uevent_has(id, "VHOST_BACKEND_NETNS=other"));
+	EXPECT_FALSE(selected_by_ifname(self->ys, id, b.ifname));
+
+	/* moved back: local again */
+	ASSERT_EQ(0, setns(otherns, CLONE_NEWNET));
+	err = rtnl_link(RTM_NEWLINK, there, IFLA_NET_NS_FD, initns);
+	ASSERT_EQ(0, setns(initns, CLONE_NEWNET));
+	ASSERT_EQ(0, err);
+	EXPECT_TRUE(ntf_wait(mon, id, VHOST_CMD_DEV_CHANGE_NTF));
+	back = if_nametoindex(b.ifname);
+	ASSERT_NE(0, back);
+	d = adm_get(self->ys, id);
+	ASSERT_NE(NULL, d);
+	EXPECT_EQ(back, d->backend_ifindex);
+	EXPECT_FALSE(!!d->_present.backend_netnsid);
+	vhost_dev_get_rsp_free(d);
+	EXPECT_TRUE(uevent_has(id, "VHOST_BACKEND_NETNS=own"));
+	EXPECT_TRUE(selected_by_ifname(self->ys, id, b.ifname));
+
+	/* deleted: none, and a TAP of its name is another interface */
+	ASSERT_EQ(0, rtnl_link(RTM_DELLINK, back, 0, 0));
+	EXPECT_TRUE(ntf_wait(mon, id, VHOST_CMD_DEV_CHANGE_NTF));
+	EXPECT_EQ(0, if_nametoindex(b.ifname));
+	d = adm_get(self->ys, id);
+	ASSERT_NE(NULL, d);
+	EXPECT_FALSE(!!d->_present.backend_ifindex)
+		TH_LOG("backend-ifindex %u after the TAP was deleted",
+		       d->backend_ifindex);
+	vhost_dev_get_rsp_free(d);
+	EXPECT_FALSE(uevent_has(id, "VHOST_BACKEND_NETNS=own"));
+	fd = tap_named(b.ifname);
+	ASSERT_LE(0, fd);
+	EXPECT_FALSE(selected_by_ifname(self->ys, id, b.ifname));
+	close(fd);
+	vnet_close(&b);
+	ynl_sock_destroy(mon);
+	close(otherns);
 	close(initns);
 }
 
