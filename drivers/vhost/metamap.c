@@ -114,6 +114,24 @@ static void vhost_metamap_stat_inc(struct vhost_metamap *map,
 }
 
 /*
+ * On a CPU whose data cache aliases, a store through a kernel address is
+ * not seen through the owner's without flush_dcache_page(), which neither
+ * map does: neither serves such a CPU, and each refusal counts.  The
+ * debugfs file vhost_metamap_dcache_aliasing makes the check true on any
+ * CPU, for the tests.
+ */
+static bool vhost_metamap_pretend_aliasing;
+
+static bool vhost_metamap_dcache_aliasing(struct vhost_metamap *map)
+{
+	if (!cpu_dcache_is_aliasing() &&
+	    !READ_ONCE(vhost_metamap_pretend_aliasing))
+		return false;
+	vhost_metamap_stat_inc(map, &map->stats.refused);
+	return true;
+}
+
+/*
  * Where the kaddr[] of an invalid map point: the zero page, never freed.
  * A load issued under a mispredicted validity check reads zeroes from it,
  * and a store never retires; no stale page of the owner is reached.  Its
@@ -296,7 +314,8 @@ static void vhost_metamap_payload_arm(struct vhost_virtqueue *vq)
 
 	lockdep_assert_held(&vq->mutex);
 	if (map->payload || map->mode != VHOST_METAMAP_MODE_MAP || !umem ||
-	    vq->dev->iotlb || !mm || !umem->nmaps)
+	    vq->dev->iotlb || !mm || !umem->nmaps ||
+	    vhost_metamap_dcache_aliasing(map))
 		return;
 	pl = kzalloc(sizeof(*pl), GFP_KERNEL_ACCOUNT);
 	if (!pl)
@@ -456,8 +475,7 @@ static bool vhost_metamap_wanted(struct vhost_virtqueue *vq)
 {
 	return vq->metamap->mode == VHOST_METAMAP_MODE_MAP && vq->dev->mm &&
 	       vq->desc && vq->avail && vq->used && !vq->iotlb && !READ_ONCE(vq->dev->iotlb) &&
-	       !vq->log_used && !vhost_has_feature(vq, VHOST_F_LOG_ALL) &&
-	       !cpu_dcache_is_aliasing();
+	       !vq->log_used && !vhost_has_feature(vq, VHOST_F_LOG_ALL);
 }
 
 /*
@@ -521,7 +539,7 @@ static void vhost_metamap_arm(struct vhost_virtqueue *vq)
 	int p, ret;
 
 	lockdep_assert_held(&vq->mutex);
-	if (!vhost_metamap_wanted(vq))
+	if (!vhost_metamap_wanted(vq) || vhost_metamap_dcache_aliasing(map))
 		return;
 	/*
 	 * vhost-net holds a user reference on the owner's mm, but a device
@@ -2232,12 +2250,15 @@ static int __init vhost_metamap_mod_init(void)
 {
 	vhost_metamap_safe = page_address(ZERO_PAGE(0));
 	vhost_metamap_fault_init();
+	debugfs_create_bool("vhost_metamap_dcache_aliasing", 0600, NULL,
+			    &vhost_metamap_pretend_aliasing);
 	return 0;
 }
 module_init(vhost_metamap_mod_init);
 
 static void __exit vhost_metamap_mod_exit(void)
 {
+	debugfs_lookup_and_remove("vhost_metamap_dcache_aliasing", NULL);
 	vhost_metamap_fault_exit();
 }
 module_exit(vhost_metamap_mod_exit);

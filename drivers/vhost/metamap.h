@@ -60,7 +60,7 @@ struct vhost_metamap_stats {
 	u64_stats_t remap_failures; /* builds or registrations that failed */
 	u64_stats_t sections;	/* map->lock sections */
 	u64_stats_t batched;	/* descriptors served from the read-ahead */
-	u64_stats_t refused;	/* ring memory the map may not serve, seen */
+	u64_stats_t refused;	/* memory or a CPU the maps may not serve, seen */
 	u64_stats_t uaccess_fills; /* read-aheads through uaccess */
 	u64_stats_t poisoned;	/* accesses failed: a ring page is poisoned */
 	u64_stats_t payload_fast;	/* buffers read/written through it */

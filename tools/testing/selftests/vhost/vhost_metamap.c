@@ -54,6 +54,7 @@ FIXTURE(metamap) {
 	void *twin;			/* KSM test: copies of ring pages */
 	bool ksm_saved;			/* KSM test: ksm_old holds the knobs */
 	bool usercopy_armed;		/* fail_usercopy armed, to disarm */
+	bool aliasing_set;		/* the dcache aliasing knob set, to clear */
 	char ksm_old[KSM_KNOBS][16];
 };
 
@@ -137,6 +138,9 @@ FIXTURE_SETUP(metamap)
 static void ksm_restore(FIXTURE_DATA(metamap) *self);
 static int fail_usercopy_arm(bool on);
 
+/* Makes the maps' check for a CPU whose data cache aliases true. */
+#define DCACHE_ALIASING "/sys/kernel/debug/vhost_metamap_dcache_aliasing"
+
 FIXTURE_TEARDOWN(metamap)
 {
 	vnet_close(&self->n);
@@ -148,6 +152,8 @@ FIXTURE_TEARDOWN(metamap)
 		ksm_restore(self);
 	if (self->usercopy_armed)
 		fail_usercopy_arm(false);
+	if (self->aliasing_set)
+		write_str(DCACHE_ALIASING, "N");
 	if (self->old_default >= 0)
 		metamap_set_default(self->old_default);
 }
@@ -2404,6 +2410,62 @@ TEST_F_TIMEOUT(metamap, oom_kill_owner_in_memcg, 300)
 	close(sv[0]);
 	close(sv[1]);
 	traffic(_metadata, self, 300);
+}
+
+/*
+ * A CPU whose data cache aliases is served by neither map: a store through
+ * a kernel address would not be seen through the owner's without a flush.
+ * With the check made true (debugfs), a device set up in mode map has no
+ * ring map (no fast access, no remap) and no payload map (no slots, no
+ * payload copy), counts the refusals, and carries every frame byte-exact
+ * through uaccess; made false again, a new device has both maps.  In the
+ * other modes nothing changes: no map either way.
+ */
+TEST_F(metamap, dcache_aliasing_refuses_both_maps)
+{
+	struct metamap_stats s;
+	int q, r;
+
+	r = write_str(DCACHE_ALIASING, "Y");
+	ASSERT_EQ(0, r) TH_LOG("%s: %s", DCACHE_ALIASING, strerror(-r));
+	self->aliasing_set = true;
+	ASSERT_EQ(0, vnet_reopen(&self->n));
+	vnet_rx_fill(&self->n);
+	traffic(_metadata, self, 200);
+	for (q = 0; q < 2; q++) {
+		stats(_metadata, self, q, &s);
+		TH_LOG("aliasing, vq%d: fast=%lu remaps=%lu refused=%lu payload_slots=%ld payload_fast=%lu payload_fills=%lu",
+		       q, s.fast, s.remaps, s.refused, (long)s.payload_slots,
+		       s.payload_fast, s.payload_fills);
+		EXPECT_EQ(0, s.fast);
+		EXPECT_EQ(0, s.remaps);
+		EXPECT_EQ(0, s.payload_slots);
+		EXPECT_EQ(0, s.payload_fast + s.payload_fills);
+		/* the ring map and the payload map, each refused */
+		if (variant->map) {
+			EXPECT_LE(2, s.refused);
+		} else {
+			EXPECT_EQ(0, s.refused);
+		}
+	}
+
+	ASSERT_EQ(0, write_str(DCACHE_ALIASING, "N"));
+	self->aliasing_set = false;
+	ASSERT_EQ(0, vnet_reopen(&self->n));
+	vnet_rx_fill(&self->n);
+	traffic(_metadata, self, 200);
+	for (q = 0; q < 2; q++) {
+		stats(_metadata, self, q, &s);
+		EXPECT_EQ(0, s.refused);
+		if (variant->map) {
+			EXPECT_LT(0, s.fast);
+			EXPECT_LT(0, s.payload_slots);
+			if (q == VNET_TX)
+				EXPECT_LT(0, s.payload_fast);
+		} else {
+			EXPECT_EQ(0, s.fast);
+		}
+	}
 }
 
 TEST_HARNESS_MAIN
