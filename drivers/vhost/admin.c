@@ -1571,17 +1571,29 @@ static void vhost_admin_uevent(struct vhost_dev *dev)
 	vhost_admin_uevent_send(dev);
 }
 
-/* Tell of a move, rename or unregistration of the device's interface. */
+/*
+ * The device's interface is another, moved, was renamed or went: its
+ * namespace gets an id in the device's, and udev and the monitor group
+ * are told.  Sleeps; the admin mutex held.
+ */
+static void vhost_admin_backend_changed(struct vhost_dev *dev)
+{
+	struct vhost_admin *a = &dev->admin;
+
+	lockdep_assert_held(&a->mutex);
+	vhost_admin_backend_nsid(a);
+	vhost_admin_uevent(dev);
+	vhost_nl_dev_notify(dev, VHOST_CMD_DEV_CHANGE_NTF);
+}
+
+/* What the netdevice notifier saw, told from process context. */
 static void vhost_admin_backend_work(struct work_struct *work)
 {
 	struct vhost_admin *a = container_of(work, struct vhost_admin,
 					     backend_work);
-	struct vhost_dev *dev = container_of(a, struct vhost_dev, admin);
 
-	vhost_admin_backend_nsid(a);
 	mutex_lock(&a->mutex);
-	vhost_admin_uevent(dev);
-	vhost_nl_dev_notify(dev, VHOST_CMD_DEV_CHANGE_NTF);
+	vhost_admin_backend_changed(container_of(a, struct vhost_dev, admin));
 	mutex_unlock(&a->mutex);
 }
 
@@ -1864,11 +1876,8 @@ void vhost_admin_set_backend(struct vhost_dev *dev, int ifindex,
 		netdev_put(nd, &tracker);
 	}
 	mutex_unlock(&vhost_backends_mutex);
-	if (changed) {
-		vhost_admin_backend_nsid(a);
-		vhost_admin_uevent(dev);
-		vhost_nl_dev_notify(dev, VHOST_CMD_DEV_CHANGE_NTF);
-	}
+	if (changed)
+		vhost_admin_backend_changed(dev);
 	mutex_unlock(&a->mutex);
 }
 EXPORT_SYMBOL_GPL(vhost_admin_set_backend);
