@@ -841,6 +841,7 @@ TEST_F(ns, backend_followed_when_moved_or_deleted)
 {
 	unsigned int ifindex, there, back;
 	int initns, otherns, err, fd;
+	char line[32];
 	struct vhost_dev_get_rsp *d;
 	struct ynl_sock *mon;
 	struct vnet b;
@@ -908,7 +909,11 @@ TEST_F(ns, backend_followed_when_moved_or_deleted)
 		TH_LOG("backend-ifindex %u after the TAP was deleted",
 		       d->backend_ifindex);
 	vhost_dev_get_rsp_free(d);
+	/* the uevent file is there, without a backend */
+	snprintf(line, sizeof(line), "VHOST_ID=%d", id);
+	EXPECT_TRUE(uevent_has(id, line));
 	EXPECT_FALSE(uevent_has(id, "VHOST_BACKEND_NETNS=own"));
+	EXPECT_FALSE(uevent_has(id, "VHOST_BACKEND_NETNS=other"));
 	fd = tap_named(b.ifname);
 	ASSERT_LE(0, fd);
 	EXPECT_FALSE(selected_by_ifname(self->ys, id, b.ifname));
