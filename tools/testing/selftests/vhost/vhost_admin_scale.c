@@ -719,13 +719,31 @@ TEST_F_TIMEOUT(scale, close_waits_for_no_other_devices_request, 90)
 }
 
 /* SUnreclaim + VmallocUsed of /proc/meminfo, in KiB, or -1. */
+/*
+ * Unreclaimable kernel memory (slab, including kmalloc's large pages, and
+ * vmalloc) in KiB, or -1.  /proc/meminfo reads the global counters, which
+ * lag each CPU's unfolded deltas by up to its stat threshold (tens of
+ * pages on a small guest): a write to vm/stat_refresh folds them first, so
+ * two readings differ by what was allocated between them, not by where the
+ * per-CPU deltas stood (38.8 KiB a device measured for a 64 KiB
+ * allocation in CI at c628d60 without it).
+ */
 static long kernel_kib(void)
 {
 	char line[128];
 	int found = 0;
 	long sum = 0, v;
-	FILE *f = fopen("/proc/meminfo", "r");
+	int rfd = open("/proc/sys/vm/stat_refresh", O_WRONLY | O_CLOEXEC);
+	FILE *f;
 
+	if (rfd < 0)
+		return -1;
+	if (write(rfd, "1", 1) != 1) {
+		close(rfd);
+		return -1;
+	}
+	close(rfd);
+	f = fopen("/proc/meminfo", "r");
 	if (!f)
 		return -1;
 	while (fgets(line, sizeof(line), f))
@@ -865,8 +883,15 @@ static void close_all(int *fds, int n)
 
 #define NZC 200		/* devices with zero-copy off, and as many on */
 #define ZC_BLOCK 10	/* opened ZC_BLOCK at a time, off and on by turns */
-/* Per device, what zero-copy on must cost more: its array is 48 KiB. */
-#define UBUFS_KIB 40
+/*
+ * Per device, what zero-copy on costs more: its array of UIO_MAXIOV
+ * ubuf_info is 48 KiB, which kmalloc takes as an order-4 page (64 KiB).
+ * Were it allocated for every device, the two kinds would cost the same:
+ * the test asks for half of it, as far from either answer as it can be
+ * (62.8 to 76.8 KiB measured; slab pages, taken whole as a block needs
+ * them, are the rest of the spread).
+ */
+#define UBUFS_KIB 64
 
 static int cmp_long(const void *a, const void *b)
 {
@@ -884,9 +909,9 @@ static long median_long(long *v, int n)
 /*
  * Zero-copy's bookkeeping (an array of UIO_MAXIOV ubuf_info, 48 KiB) is
  * allocated for a device only when zero-copy is on: 200 devices owned,
- * with rings and a backend, with zero-copy off cost at least UBUFS_KIB
- * each less unreclaimable kernel memory (slab, vmalloc) than 200 with it
- * on.  The two kinds are opened in alternate blocks of ZC_BLOCK, and the
+ * with rings and a backend, with zero-copy off cost at least half of
+ * UBUFS_KIB each less unreclaimable kernel memory (slab, vmalloc) than 200
+ * with it on.  The two kinds are opened in alternate blocks of ZC_BLOCK, and the
  * blocks' medians are compared: what else the kernel allocates or frees
  * meanwhile (an RCU batch, a TAP or worker an earlier test left to free,
  * a deferred uevent) lands in a few blocks of either kind and moves no
@@ -963,8 +988,8 @@ TEST_F_TIMEOUT(scale, zerocopy_off_costs_no_ubufs_for_200_devices, 240)
 	TH_LOG("unreclaimable kernel memory per device: %.1f KiB with zero-copy off, %.1f KiB on (means %.1f, %.1f)",
 	       (double)med[0] / ZC_BLOCK, (double)med[1] / ZC_BLOCK,
 	       (double)kib[0] / NZC, (double)kib[1] / NZC);
-	EXPECT_GE(med[1] - med[0], (long)UBUFS_KIB * ZC_BLOCK)
-		TH_LOG("zero-copy on costs %.1f KiB a device more, not %d",
+	EXPECT_GE(med[1] - med[0], (long)UBUFS_KIB / 2 * ZC_BLOCK)
+		TH_LOG("zero-copy on costs %.1f KiB a device more, not about %d",
 		       (double)(med[1] - med[0]) / ZC_BLOCK, UBUFS_KIB);
 	t0 = now_ms();
 	close_all(fds, nfd);
