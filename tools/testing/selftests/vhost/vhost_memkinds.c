@@ -42,25 +42,6 @@
 #define __NR_memfd_secret 447
 #endif
 
-/* A userfaultfd and the thread that answers its faults. */
-struct uffd_srv {
-	int fd;
-	int stop;			/* eventfd: the thread exits */
-	pthread_t thread;
-	bool running;
-	uint64_t features;		/* granted by UFFDIO_API */
-	char *base;			/* region missing faults are served in */
-	size_t len;
-	uint8_t *shadow;		/* its content, page by page */
-	pid_t tid;			/* the test thread */
-	/* Written by the handler, read with __atomic loads. */
-	unsigned int missing;		/* missing faults answered */
-	unsigned int wp;		/* write-protect faults answered */
-	unsigned int other;		/* ... of them by another thread (vhost) */
-	unsigned int wp_test;		/* write-protect faults of the test thread */
-	unsigned int errors;
-	int last_errno;
-};
 
 FIXTURE(memkinds) {
 	struct vnet n;
@@ -86,11 +67,6 @@ FIXTURE_VARIANT_ADD(memkinds, map_on) {
 FIXTURE_VARIANT_ADD(memkinds, map_off) {
 	.map = false,
 };
-
-static pid_t tid(void)
-{
-	return syscall(SYS_gettid);
-}
 
 /* A device whose rings are the standard layout at rings. */
 static int open_at(FIXTURE_DATA(memkinds) *self, void *rings, bool fill)
@@ -142,7 +118,6 @@ FIXTURE_SETUP(memkinds)
 	ASSERT_NE(NULL, self->alloc);
 }
 
-static void uffd_stop(struct uffd_srv *u);
 
 FIXTURE_TEARDOWN(memkinds)
 {
@@ -266,211 +241,6 @@ static int kmsg_scan(int fd, bool log_all)
 }
 
 /* The userfaultfd features, or -errno; a probe on a throwaway fd. */
-static int64_t uffd_features(void)
-{
-	struct uffdio_api api = { .api = UFFD_API };
-	int fd = syscall(__NR_userfaultfd, O_CLOEXEC | O_NONBLOCK), r;
-
-	if (fd < 0)
-		return -errno;
-	r = ioctl(fd, UFFDIO_API, &api) ? -errno : 0;
-	close(fd);
-	return r ? r : (int64_t)api.features;
-}
-
-static bool page_zero(const uint8_t *p)
-{
-	size_t i;
-
-	for (i = 0; i < PAGE; i++)
-		if (p[i])
-			return false;
-	return true;
-}
-
-static void uffd_error(struct uffd_srv *u)
-{
-	__atomic_store_n(&u->last_errno, errno, __ATOMIC_RELAXED);
-	__atomic_fetch_add(&u->errors, 1, __ATOMIC_RELAXED);
-}
-
-/* A missing page: its saved content, the zero page for a read of zeroes. */
-static void uffd_missing(struct uffd_srv *u, unsigned long addr, bool write)
-{
-	unsigned long off = addr - (unsigned long)u->base;
-	int r;
-
-	if (addr < (unsigned long)u->base || off >= u->len) {
-		errno = ERANGE;
-		uffd_error(u);
-		return;
-	}
-	/* Counted first: the ioctl wakes the faulting thread. */
-	__atomic_fetch_add(&u->missing, 1, __ATOMIC_RELAXED);
-	if (!write && page_zero(u->shadow + off)) {
-		struct uffdio_zeropage z = { .range = { addr, PAGE } };
-
-		r = ioctl(u->fd, UFFDIO_ZEROPAGE, &z);
-	} else {
-		struct uffdio_copy c = {
-			.dst = addr, .src = (uintptr_t)(u->shadow + off),
-			.len = PAGE,
-		};
-
-		r = ioctl(u->fd, UFFDIO_COPY, &c);
-	}
-	if (r && errno == EEXIST) {
-		/* Another thread's fault filled it: wake this one. */
-		struct uffdio_range w = { addr, PAGE };
-
-		r = ioctl(u->fd, UFFDIO_WAKE, &w);
-	}
-	if (r)
-		uffd_error(u);
-}
-
-/* A write to a write-protected page: lift the protection, which wakes. */
-static void uffd_unprotect(struct uffd_srv *u, unsigned long addr)
-{
-	struct uffdio_writeprotect wp = { .range = { addr, PAGE }, .mode = 0 };
-
-	/* Counted first: lifting the protection wakes the faulting thread. */
-	__atomic_fetch_add(&u->wp, 1, __ATOMIC_RELAXED);
-	if (ioctl(u->fd, UFFDIO_WRITEPROTECT, &wp))
-		uffd_error(u);
-}
-
-static void *uffd_run(void *arg)
-{
-	struct uffd_srv *u = arg;
-	struct pollfd p[2] = {
-		{ .fd = u->fd, .events = POLLIN },
-		{ .fd = u->stop, .events = POLLIN },
-	};
-	struct uffd_msg m;
-	unsigned long addr;
-	bool wp;
-
-	for (;;) {
-		if (poll(p, 2, -1) < 0) {
-			if (errno == EINTR)
-				continue;
-			uffd_error(u);
-			break;
-		}
-		if (p[1].revents)
-			break;
-		if (read(u->fd, &m, sizeof(m)) != sizeof(m)) {
-			if (errno != EAGAIN)
-				uffd_error(u);
-			continue;
-		}
-		if (m.event != UFFD_EVENT_PAGEFAULT) {
-			errno = EPROTO;
-			uffd_error(u);
-			continue;
-		}
-		addr = m.arg.pagefault.address & ~(PAGE - 1);
-		wp = m.arg.pagefault.flags & UFFD_PAGEFAULT_FLAG_WP;
-		/* Counted before the fault is resolved, which wakes its thread. */
-		if ((pid_t)m.arg.pagefault.feat.ptid != u->tid)
-			__atomic_fetch_add(&u->other, 1, __ATOMIC_RELAXED);
-		else if (wp)
-			__atomic_fetch_add(&u->wp_test, 1, __ATOMIC_RELAXED);
-		if (wp)
-			uffd_unprotect(u, addr);
-		else
-			uffd_missing(u, addr, m.arg.pagefault.flags &
-					      UFFD_PAGEFAULT_FLAG_WRITE);
-	}
-	return NULL;
-}
-
-/*
- * A userfaultfd with the features asked for (and the faulting thread's id),
- * its handler running, missing faults in [base, base + len) served from a
- * shadow copy (zeroes at first).  0, or -1 with the reason in why:
- * userfaultfd with these features is in the selftests' config, so a
- * kernel without it fails the test.
- */
-static int uffd_start(struct uffd_srv *u, uint64_t want, void *base,
-		      size_t len, char *why)
-{
-	int64_t have = uffd_features();
-	struct uffdio_api api = { .api = UFFD_API };
-
-	want |= UFFD_FEATURE_THREAD_ID;
-	if (have < 0) {
-		snprintf(why, VNET_WHY_LEN, "userfaultfd: %s", strerror(-have));
-		return -1;
-	}
-	if ((have & want) != want) {
-		snprintf(why, VNET_WHY_LEN,
-			 "userfaultfd features %#lx, want %#lx",
-			 (unsigned long)have, (unsigned long)want);
-		return -1;
-	}
-	u->base = base;
-	u->len = len;
-	u->tid = tid();
-	u->shadow = vnet_map_anon(len);
-	u->fd = syscall(__NR_userfaultfd, O_CLOEXEC | O_NONBLOCK);
-	u->stop = eventfd(0, EFD_CLOEXEC);
-	api.features = want;
-	if (!u->shadow || u->fd < 0 || u->stop < 0 ||
-	    ioctl(u->fd, UFFDIO_API, &api) ||
-	    pthread_create(&u->thread, NULL, uffd_run, u)) {
-		snprintf(why, VNET_WHY_LEN, "userfaultfd setup: %s",
-			 strerror(errno));
-		return -1;
-	}
-	u->features = api.features;
-	u->running = true;
-	return 0;
-}
-
-static void uffd_stop(struct uffd_srv *u)
-{
-	uint64_t one = 1;
-
-	if (u->running && write(u->stop, &one, sizeof(one)) == sizeof(one))
-		pthread_join(u->thread, NULL);
-	u->running = false;
-	if (u->fd >= 0)
-		close(u->fd);
-	if (u->stop >= 0)
-		close(u->stop);
-	u->fd = -1;
-	u->stop = -1;
-	if (u->shadow)
-		munmap(u->shadow, u->len);
-	u->shadow = NULL;
-}
-
-static int uffd_register(struct uffd_srv *u, void *p, size_t len,
-			 uint64_t mode)
-{
-	struct uffdio_register r = {
-		.range = { (uintptr_t)p, len }, .mode = mode,
-	};
-
-	return ioctl(u->fd, UFFDIO_REGISTER, &r) ? -errno : 0;
-}
-
-static int uffd_protect(struct uffd_srv *u, void *p, size_t len)
-{
-	struct uffdio_writeprotect wp = {
-		.range = { (uintptr_t)p, len },
-		.mode = UFFDIO_WRITEPROTECT_MODE_WP,
-	};
-
-	return ioctl(u->fd, UFFDIO_WRITEPROTECT, &wp) ? -errno : 0;
-}
-
-static unsigned int uffd_count(unsigned int *c)
-{
-	return __atomic_load_n(c, __ATOMIC_RELAXED);
-}
 
 /*
  * Save the (quiet) rings and drop their pages, then put one frame on the

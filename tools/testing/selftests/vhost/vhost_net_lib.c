@@ -14,6 +14,7 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <poll.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,11 +23,14 @@
 #include <linux/if_ether.h>
 #include <linux/if_packet.h>
 #include <linux/if_tun.h>
+#include <linux/userfaultfd.h>
 #include <linux/vhost.h>
 #include <sys/eventfd.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
 
 #include "vhost_net_lib.h"
 
@@ -115,8 +119,8 @@ static void vq_reset_state(struct vq *vq)
 	vq->used_bufs = 0;
 }
 
-static int vq_init(struct vq *vq, const struct vnet_opts *o,
-		   const struct vring_layout *l)
+int vq_init(struct vq *vq, const struct vnet_opts *o,
+	    const struct vring_layout *l)
 {
 	unsigned int num = o->ring_num;
 	size_t avail_off = vring_desc_size(num);
@@ -157,7 +161,7 @@ static int vq_init(struct vq *vq, const struct vnet_opts *o,
 	return 0;
 }
 
-static void vq_fini(struct vq *vq)
+void vq_fini(struct vq *vq)
 {
 	if (vq->kick_fd > 0)
 		close(vq->kick_fd);
@@ -186,7 +190,7 @@ bool vq_has_used(const struct vq *vq)
  * its head, or -ENOSPC.  The chain goes through an indirect table when the
  * queue uses them and n > 1.
  */
-static int vq_add(struct vq *vq, const struct iovec *iov, int out, int in)
+int vq_add(struct vq *vq, const struct iovec *iov, int out, int in)
 {
 	bool ind = vq->indirect && out + in > 1;
 	int n = out + in, need = ind ? 1 : n, i;
@@ -282,7 +286,7 @@ static int vq_get_used_in_order(struct vq *vq, uint32_t *len)
 }
 
 /* Take the next used entry: its head (freed) and length, or -EAGAIN. */
-static int vq_get_used(struct vq *vq, uint32_t *len)
+int vq_get_used(struct vq *vq, uint32_t *len)
 {
 	struct vring_used_elem *e;
 	uint16_t head, last;
@@ -345,7 +349,7 @@ static bool vq_kick_needed(struct vq *vq)
 	return !(vq->used->flags & VRING_USED_F_NO_NOTIFY);
 }
 
-static void vq_kick(struct vq *vq)
+void vq_kick(struct vq *vq)
 {
 	vq_publish(vq);
 	if (vq_kick_needed(vq))
@@ -440,17 +444,44 @@ static int wire_open(struct vnet *n)
 	return 0;
 }
 
-int vnet_set_vring_addr(struct vnet *n, int qidx)
+static int vq_set_addr(int vhost_fd, int idx, const struct vq *vq)
 {
-	struct vq *vq = &n->vq[qidx];
 	struct vhost_vring_addr addr = {
-		.index = qidx,
+		.index = idx,
 		.desc_user_addr = (uintptr_t)vq->desc,
 		.avail_user_addr = (uintptr_t)vq->avail,
 		.used_user_addr = (uintptr_t)vq->used,
 	};
 
-	return xioctl(n->vhost_fd, VHOST_SET_VRING_ADDR, &addr);
+	return xioctl(vhost_fd, VHOST_SET_VRING_ADDR, &addr);
+}
+
+int vnet_set_vring_addr(struct vnet *n, int qidx)
+{
+	return vq_set_addr(n->vhost_fd, qidx, &n->vq[qidx]);
+}
+
+int vq_attach(int vhost_fd, int idx, const struct vq *vq)
+{
+	struct vhost_vring_state num = { .index = idx, .num = vq->num };
+	struct vhost_vring_state base = { .index = idx, .num = vq->base };
+	struct vhost_vring_file kick = { .index = idx, .fd = vq->kick_fd };
+	struct vhost_vring_file call = { .index = idx, .fd = vq->call_fd };
+	struct vhost_vring_file err = { .index = idx, .fd = vq->err_fd };
+	int r;
+
+	r = xioctl(vhost_fd, VHOST_SET_VRING_NUM, &num);
+	if (!r)
+		r = xioctl(vhost_fd, VHOST_SET_VRING_BASE, &base);
+	if (!r)
+		r = vq_set_addr(vhost_fd, idx, vq);
+	if (!r)
+		r = xioctl(vhost_fd, VHOST_SET_VRING_KICK, &kick);
+	if (!r)
+		r = xioctl(vhost_fd, VHOST_SET_VRING_CALL, &call);
+	if (!r)
+		r = xioctl(vhost_fd, VHOST_SET_VRING_ERR, &err);
+	return r;
 }
 
 int vnet_set_rings(struct vnet *n)
@@ -458,28 +489,25 @@ int vnet_set_rings(struct vnet *n)
 	int i, r;
 
 	for (i = 0; i < 2; i++) {
-		struct vq *vq = &n->vq[i];
-		struct vhost_vring_state num = { .index = i, .num = vq->num };
-		struct vhost_vring_state base = { .index = i, .num = vq->base };
-		struct vhost_vring_file kick = { .index = i, .fd = vq->kick_fd };
-		struct vhost_vring_file call = { .index = i, .fd = vq->call_fd };
-		struct vhost_vring_file err = { .index = i, .fd = vq->err_fd };
-
-		r = xioctl(n->vhost_fd, VHOST_SET_VRING_NUM, &num);
-		if (!r)
-			r = xioctl(n->vhost_fd, VHOST_SET_VRING_BASE, &base);
-		if (!r)
-			r = vnet_set_vring_addr(n, i);
-		if (!r)
-			r = xioctl(n->vhost_fd, VHOST_SET_VRING_KICK, &kick);
-		if (!r)
-			r = xioctl(n->vhost_fd, VHOST_SET_VRING_CALL, &call);
-		if (!r)
-			r = xioctl(n->vhost_fd, VHOST_SET_VRING_ERR, &err);
+		r = vq_attach(n->vhost_fd, i, &n->vq[i]);
 		if (r)
 			return r;
 	}
 	return 0;
+}
+
+int vhost_set_mem_all(int vhost_fd)
+{
+	struct {
+		struct vhost_memory m;
+		struct vhost_memory_region r;
+	} mem = {
+		.m.nregions = 1,
+		.r = { .guest_phys_addr = 0, .memory_size = MEM_TOP,
+		       .userspace_addr = 0 },
+	};
+
+	return xioctl(vhost_fd, VHOST_SET_MEM_TABLE, &mem);
 }
 
 int vnet_set_backend(struct vnet *n, int qidx, int fd)
@@ -635,14 +663,6 @@ int kmsg_splats(int fd, char *what, size_t len, bool log_all)
 
 int vnet_setup(struct vnet *n)
 {
-	struct {
-		struct vhost_memory m;
-		struct vhost_memory_region r;
-	} mem = {
-		.m.nregions = 1,
-		.r = { .guest_phys_addr = 0, .memory_size = MEM_TOP,
-		       .userspace_addr = 0 },
-	};
 	uint64_t have;
 	int r;
 
@@ -664,7 +684,7 @@ int vnet_setup(struct vnet *n)
 	if (!r && n->o.iotlb)
 		r = vnet_iotlb_identity(n->vhost_fd);
 	if (!r)
-		r = xioctl(n->vhost_fd, VHOST_SET_MEM_TABLE, &mem);
+		r = vhost_set_mem_all(n->vhost_fd);
 	if (!r)
 		r = vnet_set_rings(n);
 	if (!r)
@@ -1497,4 +1517,224 @@ int vq_error_count(struct vq *vq)
 	if (read(vq->err_fd, &v, sizeof(v)) != sizeof(v))
 		return 0;
 	return (int)v;
+}
+
+int64_t uffd_features(void)
+{
+	struct uffdio_api api = { .api = UFFD_API };
+	int fd = syscall(__NR_userfaultfd, O_CLOEXEC | O_NONBLOCK), r;
+
+	if (fd < 0)
+		return -errno;
+	r = ioctl(fd, UFFDIO_API, &api) ? -errno : 0;
+	close(fd);
+	return r ? r : (int64_t)api.features;
+}
+
+static bool page_zero(const uint8_t *p)
+{
+	size_t i;
+
+	for (i = 0; i < PAGE_SZ; i++)
+		if (p[i])
+			return false;
+	return true;
+}
+
+static void uffd_error(struct uffd_srv *u)
+{
+	__atomic_store_n(&u->last_errno, errno, __ATOMIC_RELAXED);
+	__atomic_fetch_add(&u->errors, 1, __ATOMIC_RELAXED);
+}
+
+/* A missing page: its saved content, the zero page for a read of zeroes. */
+static void uffd_missing(struct uffd_srv *u, unsigned long addr, bool write)
+{
+	unsigned long off = addr - (unsigned long)u->base;
+	int r;
+
+	if (addr < (unsigned long)u->base || off >= u->len) {
+		errno = ERANGE;
+		uffd_error(u);
+		return;
+	}
+	/* Counted first: the ioctl wakes the faulting thread. */
+	__atomic_fetch_add(&u->missing, 1, __ATOMIC_RELAXED);
+	if (!write && page_zero(u->shadow + off)) {
+		struct uffdio_zeropage z = { .range = { addr, PAGE_SZ } };
+
+		r = ioctl(u->fd, UFFDIO_ZEROPAGE, &z);
+	} else {
+		struct uffdio_copy c = {
+			.dst = addr, .src = (uintptr_t)(u->shadow + off),
+			.len = PAGE_SZ,
+		};
+
+		r = ioctl(u->fd, UFFDIO_COPY, &c);
+	}
+	if (r && errno == EEXIST) {
+		/* Another thread's fault filled it: wake this one. */
+		struct uffdio_range w = { addr, PAGE_SZ };
+
+		r = ioctl(u->fd, UFFDIO_WAKE, &w);
+	}
+	if (r)
+		uffd_error(u);
+}
+
+/* A write to a write-protected page: lift the protection, which wakes. */
+static void uffd_unprotect(struct uffd_srv *u, unsigned long addr)
+{
+	struct uffdio_writeprotect wp = { .range = { addr, PAGE_SZ }, .mode = 0 };
+
+	/* Counted first: lifting the protection wakes the faulting thread. */
+	__atomic_fetch_add(&u->wp, 1, __ATOMIC_RELAXED);
+	if (ioctl(u->fd, UFFDIO_WRITEPROTECT, &wp))
+		uffd_error(u);
+}
+
+static void *uffd_run(void *arg)
+{
+	struct uffd_srv *u = arg;
+	struct pollfd p[2] = {
+		{ .fd = u->fd, .events = POLLIN },
+		{ .fd = u->stop, .events = POLLIN },
+	};
+	struct uffd_msg m;
+	unsigned long addr;
+	bool wp;
+
+	for (;;) {
+		if (poll(p, 2, -1) < 0) {
+			if (errno == EINTR)
+				continue;
+			uffd_error(u);
+			break;
+		}
+		if (p[1].revents)
+			break;
+		if (read(u->fd, &m, sizeof(m)) != sizeof(m)) {
+			if (errno != EAGAIN)
+				uffd_error(u);
+			continue;
+		}
+		if (m.event != UFFD_EVENT_PAGEFAULT) {
+			errno = EPROTO;
+			uffd_error(u);
+			continue;
+		}
+		addr = m.arg.pagefault.address & ~(PAGE_SZ - 1);
+		wp = m.arg.pagefault.flags & UFFD_PAGEFAULT_FLAG_WP;
+		/* Counted before the fault is resolved, which wakes its thread. */
+		if ((pid_t)m.arg.pagefault.feat.ptid != u->tid)
+			__atomic_fetch_add(&u->other, 1, __ATOMIC_RELAXED);
+		else if (wp)
+			__atomic_fetch_add(&u->wp_test, 1, __ATOMIC_RELAXED);
+		if (wp)
+			uffd_unprotect(u, addr);
+		else
+			uffd_missing(u, addr, m.arg.pagefault.flags &
+					      UFFD_PAGEFAULT_FLAG_WRITE);
+	}
+	return NULL;
+}
+
+/*
+ * A userfaultfd with the features asked for (and the faulting thread's id),
+ * its handler running, missing faults in [base, base + len) served from a
+ * shadow copy (zeroes at first).  0, or -1 with the reason in why:
+ * userfaultfd with these features is in the selftests' config, so a
+ * kernel without it fails the test.
+ */
+int uffd_start(struct uffd_srv *u, uint64_t want, void *base,
+	       size_t len, char *why)
+{
+	int64_t have = uffd_features();
+	struct uffdio_api api = { .api = UFFD_API };
+
+	want |= UFFD_FEATURE_THREAD_ID;
+	if (have < 0) {
+		snprintf(why, VNET_WHY_LEN, "userfaultfd: %s", strerror(-have));
+		return -1;
+	}
+	if ((have & want) != want) {
+		snprintf(why, VNET_WHY_LEN,
+			 "userfaultfd features %#lx, want %#lx",
+			 (unsigned long)have, (unsigned long)want);
+		return -1;
+	}
+	u->base = base;
+	u->len = len;
+	u->tid = syscall(SYS_gettid);
+	u->shadow = vnet_map_anon(len);
+	u->fd = syscall(__NR_userfaultfd, O_CLOEXEC | O_NONBLOCK);
+	u->stop = eventfd(0, EFD_CLOEXEC);
+	api.features = want;
+	if (!u->shadow || u->fd < 0 || u->stop < 0 ||
+	    ioctl(u->fd, UFFDIO_API, &api) ||
+	    pthread_create(&u->thread, NULL, uffd_run, u)) {
+		snprintf(why, VNET_WHY_LEN, "userfaultfd setup: %s",
+			 strerror(errno));
+		return -1;
+	}
+	u->features = api.features;
+	u->running = true;
+	return 0;
+}
+
+void uffd_stop(struct uffd_srv *u)
+{
+	uint64_t one = 1;
+
+	if (u->running && write(u->stop, &one, sizeof(one)) == sizeof(one))
+		pthread_join(u->thread, NULL);
+	u->running = false;
+	if (u->fd >= 0)
+		close(u->fd);
+	if (u->stop >= 0)
+		close(u->stop);
+	u->fd = -1;
+	u->stop = -1;
+	if (u->shadow)
+		munmap(u->shadow, u->len);
+	u->shadow = NULL;
+}
+
+int uffd_register(struct uffd_srv *u, void *p, size_t len, uint64_t mode)
+{
+	struct uffdio_register r = {
+		.range = { (uintptr_t)p, len }, .mode = mode,
+	};
+
+	return ioctl(u->fd, UFFDIO_REGISTER, &r) ? -errno : 0;
+}
+
+int uffd_protect(struct uffd_srv *u, void *p, size_t len)
+{
+	struct uffdio_writeprotect wp = {
+		.range = { (uintptr_t)p, len },
+		.mode = UFFDIO_WRITEPROTECT_MODE_WP,
+	};
+
+	return ioctl(u->fd, UFFDIO_WRITEPROTECT, &wp) ? -errno : 0;
+}
+
+unsigned int uffd_count(unsigned int *c)
+{
+	return __atomic_load_n(c, __ATOMIC_RELAXED);
+}
+
+int vhost_set_features_from_child(int vhost_fd, uint64_t features)
+{
+	int status;
+	pid_t pid = fork();
+
+	if (pid < 0)
+		return -1;
+	if (!pid)
+		_exit(ioctl(vhost_fd, VHOST_SET_FEATURES, &features) ?
+		      errno & 0xff : 0);
+	if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status))
+		return -1;
+	return WEXITSTATUS(status);
 }

@@ -14,8 +14,11 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <net/if.h>
+#include <sys/types.h>
+#include <sys/uio.h>
 #include <linux/virtio_net.h>
 #include <linux/virtio_ring.h>
 
@@ -181,7 +184,31 @@ int vnet_tap_stat(struct vnet *n, const char *counter, uint64_t *v);
 int wire_send(struct vnet *n, const void *frame, size_t len);
 int wire_recv(struct vnet *n, void *frame, size_t len, int timeout_ms);
 
+/*
+ * The split-ring driver alone, for the other vhost drivers' queues:
+ * vq_init() allocates a queue's state and eventfds (and its rings, unless
+ * l places them), vq_attach() gives them to queue idx of a vhost fd;
+ * vq_add() makes a chain of out device-readable then in device-writable
+ * buffers available (its head, or -ENOSPC), vq_get_used() takes back the
+ * next used one (its head and written length, or -EAGAIN).
+ */
+int vq_init(struct vq *vq, const struct vnet_opts *o,
+	    const struct vring_layout *l);
+void vq_fini(struct vq *vq);
+int vq_attach(int vhost_fd, int idx, const struct vq *vq);
+int vq_add(struct vq *vq, const struct iovec *iov, int out, int in);
+int vq_get_used(struct vq *vq, uint32_t *len);
+/* One memory region: guest physical addresses are this process's. */
+int vhost_set_mem_all(int vhost_fd);
+/*
+ * VHOST_SET_FEATURES on a vhost fd from a forked child, which holds the
+ * fd but is not its owner: the child's errno, 0 if it was accepted, -1 if
+ * the child did not run to its end.
+ */
+int vhost_set_features_from_child(int vhost_fd, uint64_t features);
+
 /* Publish avail->idx; kick whatever the device's suppression says. */
+void vq_kick(struct vq *vq);
 void vq_publish(struct vq *vq);
 void vq_notify(struct vq *vq);
 
@@ -290,5 +317,41 @@ uint32_t frame_seq(const uint8_t *frame);
 /* An IPv4/TCP frame of len bytes and its GSO header for a TSO send. */
 void frame_fill_tcp(uint8_t *frame, size_t len, uint32_t seq);
 void hdr_fill_tso(struct virtio_net_hdr_v1 *hdr, size_t len, uint16_t mss);
+
+/* A userfaultfd and the thread that answers its faults. */
+struct uffd_srv {
+	int fd;
+	int stop;			/* eventfd: the thread exits */
+	pthread_t thread;
+	bool running;
+	uint64_t features;		/* granted by UFFDIO_API */
+	char *base;			/* region missing faults are served in */
+	size_t len;
+	uint8_t *shadow;		/* its content, page by page */
+	pid_t tid;			/* the test thread */
+	/* Written by the handler, read with __atomic loads. */
+	unsigned int missing;		/* missing faults answered */
+	unsigned int wp;		/* write-protect faults answered */
+	unsigned int other;		/* ... of them by another thread (vhost) */
+	unsigned int wp_test;		/* write-protect faults of the test thread */
+	unsigned int errors;
+	int last_errno;
+};
+
+/*
+ * uffd_start: a userfaultfd with the features asked for (and the faulting
+ * thread's id), its handler running, missing faults in [base, base + len)
+ * served from a shadow copy (zeroes at first), write-protect faults
+ * answered by lifting the protection.  0, or -1 with the reason in why:
+ * userfaultfd with these features is in the selftests' config, so a
+ * kernel without it fails the test.  uffd_stop ends it.
+ */
+int64_t uffd_features(void);
+int uffd_start(struct uffd_srv *u, uint64_t want, void *base,
+	       size_t len, char *why);
+void uffd_stop(struct uffd_srv *u);
+int uffd_register(struct uffd_srv *u, void *p, size_t len, uint64_t mode);
+int uffd_protect(struct uffd_srv *u, void *p, size_t len);
+unsigned int uffd_count(unsigned int *c);	/* a counter of the handler's */
 
 #endif

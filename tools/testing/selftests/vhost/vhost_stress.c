@@ -477,7 +477,7 @@ struct ringmem {
  * fault there has lost anyway (they are rebuilt).  A fault of a thread that
  * is not one of the worker's own is its vhost worker's.
  */
-struct uffd_srv {
+struct stress_uffd {
 	int fd;
 	/*
 	 * The handler stops last, once the worker's threads are joined and
@@ -493,7 +493,7 @@ struct uffd_srv {
 	uint32_t vhost_chk;	/* faults of vhost in [base, base + len) */
 };
 
-static struct uffd_srv us = { .fd = -1 };
+static struct stress_uffd us = { .fd = -1 };
 
 static bool uffd_own(pid_t tid)
 {
