@@ -205,17 +205,18 @@ static bool netns_name_ok(const char *name)
 static int parse_output(struct vh_opts *opts, struct vh_req *req,
 			const char *arg)
 {
-	if (!strcmp(arg, "text")) {
-		opts->json = false;
-		opts->openmetrics = false;
-	} else if (!strcmp(arg, "json")) {
+	opts->json = false;
+	opts->openmetrics = false;
+	opts->prometheus = false;
+	if (!strcmp(arg, "json")) {
 		opts->json = true;
-		opts->openmetrics = false;
 	} else if (!strcmp(arg, "openmetrics")) {
-		opts->json = false;
 		opts->openmetrics = true;
-	} else {
-		return perr(req, "Invalid \"-o\" value \"%s\", expected \"text\", \"json\" or \"openmetrics\"",
+	} else if (!strcmp(arg, "prometheus")) {
+		opts->openmetrics = true;
+		opts->prometheus = true;
+	} else if (strcmp(arg, "text")) {
+		return perr(req, "Invalid \"-o\" value \"%s\", expected \"text\", \"json\", \"openmetrics\" or \"prometheus\"",
 			    arg);
 	}
 	return 0;
@@ -808,6 +809,10 @@ static int parse_object(struct vh_opts *opts, struct vh_req *req, int argc,
 		return parse_defaults_cmd(req, obj, argc - 1, argv + 1);
 	if (!strcmp(obj, "monitor"))
 		return parse_monitor(opts, req, argc, argv);
+	if (!strcmp(obj, "status")) {
+		req->cmd = VH_CMD_STATUS;
+		return argc ? unknown_word(req, *argv) : 0;
+	}
 	if (!strcmp(obj, "help")) {
 		req->cmd = VH_CMD_HELP;
 		return 0;
@@ -853,7 +858,8 @@ static int check_stats_opts(const struct vh_opts *opts, struct vh_req *req)
 	if (opts->count && !opts->interval)
 		return perr(req, "Option \"-c\" needs \"-i\"");
 	if (opts->interval && opts->openmetrics)
-		return perr(req, "\"-o openmetrics\" prints counters, not rates: it does not take \"-i\"");
+		return perr(req, "\"-o %s\" prints counters, not rates: it does not take \"-i\"",
+			    opts->prometheus ? "prometheus" : "openmetrics");
 	return 0;
 }
 
@@ -944,6 +950,7 @@ void vh_usage(FILE *f, enum vh_help which)
 			"Usage: vhostctl [ OPTIONS ] OBJECT { COMMAND | help }\n"
 			"       vhostctl [ OPTIONS ] { show | set | stats } ...\n"
 			"       vhostctl [ OPTIONS ] monitor [ -t ] [ watch ]\n"
+			"       vhostctl [ OPTIONS ] status\n"
 			"       vhostctl [ OPTIONS ] -b FILE\n"
 			"where  OBJECT := { dev | queue | policy }\n"
 			"       OPTIONS := { -j | --json | -p | --pretty | -s | --stats |\n"
@@ -964,7 +971,7 @@ void vh_usage(FILE *f, enum vh_help which)
 			"       vhostctl dev stats [ [ dev ] DEV ] [ scope { device | queue } ]\n"
 			"                          [ -i SECONDS [ -c COUNT ] ] [ -o FORMAT ]\n"
 			"       vhostctl dev help\n"
-			"where  FORMAT := { text | json | openmetrics }\n");
+			"where  FORMAT := { text | json | openmetrics | prometheus }\n");
 	if (which == VH_HELP_MAIN || which == VH_HELP_QUEUE)
 		fprintf(f,
 			"Usage: vhostctl queue show [ [ dev ] DEV [ index N ] ]\n"

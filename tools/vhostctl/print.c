@@ -646,9 +646,13 @@ void vh_print_rates(struct vh_out *o, struct vhost_stats_get_rsp_list *cur,
 	}
 }
 
-/* ---- OpenMetrics ----------------------------------------------------------- */
+/* ---- OpenMetrics and Prometheus text --------------------------------------- */
 
-/* Every family is vhost_<counter>, a counter's samples <family>_total. */
+/*
+ * Every family is vhost_<counter>, a counter's samples <family>_total;
+ * busypoll-ns is vhost_busypoll_seconds, in seconds, a base unit as
+ * Prometheus wants.
+ */
 #define OM_PREFIX	"vhost_"
 
 /* The first sentence of the counter's doc in the spec. */
@@ -656,6 +660,8 @@ static const char *stat_help(int attr)
 {
 	unsigned int i;
 
+	if (attr == VHOST_A_STATS_BUSYPOLL_NS)
+		return "Seconds spent in busy-poll loops.";
 	for (i = 0; i < ARRAY_SIZE(vh_stats_help); i++)
 		if (!strcmp(vh_stats_help[i].name, STATS_KEY(attr)))
 			return vh_stats_help[i].help;
@@ -667,6 +673,15 @@ static void om_name(FILE *f, const char *name)
 {
 	for (; *name; name++)
 		fputc(isalnum((unsigned char)*name) ? *name : '_', f);
+}
+
+/* The family's name after the prefix: the counter's, or busypoll_seconds. */
+static void om_family_name(FILE *f, int attr)
+{
+	if (attr == VHOST_A_STATS_BUSYPOLL_NS)
+		fputs("busypoll_seconds", f);
+	else
+		om_name(f, STATS_KEY(attr));
 }
 
 /*
@@ -712,9 +727,68 @@ find_dev(struct vhost_dev_get_list *devs, uint32_t id)
 	return NULL;
 }
 
+static const char *dev_backend(const struct vhost_dev_get_rsp *d)
+{
+	return d->_present.backend_ifname_len ? d->backend_ifname : NULL;
+}
+
+static const char *dev_label(const struct vhost_dev_get_rsp *d)
+{
+	return d->_present.label_len ? d->label : NULL;
+}
+
+static bool same_str(const char *a, const char *b)
+{
+	return a == b || (a && b && !strcmp(a, b));
+}
+
 /*
- * The labels of a sample: the device's name (from its id if it is gone),
- * its backend when the kernel told it, the queue's index and type.
+ * The queue pair a device serves on its backend: its rank among the
+ * devices of devs that feed the same interface, by id (QEMU opens a
+ * multiqueue NIC's devices pair by pair, in order).  -1 without a backend.
+ */
+int vh_queue_pair(struct vhost_dev_get_list *devs,
+		  const struct vhost_dev_get_rsp *d)
+{
+	const char *b = dev_backend(d);
+	int n = 0;
+
+	if (!b)
+		return -1;
+	ynl_dump_foreach(devs, e)
+		if (e != d && same_str(dev_backend(e), b) && e->_present.id &&
+		    e->id < d->id)
+			n++;
+	return n;
+}
+
+/*
+ * Whether d needs its name to be told apart: it has neither label nor
+ * backend (nothing stable names it), or another device has the same
+ * label, backend and queue pair.
+ */
+static bool needs_name(struct vhost_dev_get_list *devs,
+		       const struct vhost_dev_get_rsp *d)
+{
+	int pair = vh_queue_pair(devs, d);
+
+	if (!dev_label(d) && !dev_backend(d))
+		return true;
+	ynl_dump_foreach(devs, e)
+		if (e != d && same_str(dev_label(e), dev_label(d)) &&
+		    same_str(dev_backend(e), dev_backend(d)) &&
+		    vh_queue_pair(devs, e) == pair)
+			return true;
+	return false;
+}
+
+/*
+ * The labels of a sample.  What names a VM's device across its restarts
+ * (the device's name, vhostN, is new at every start, and a series per
+ * name is a new series per start): its label, its backend interface and
+ * the queue pair it serves there.  The name only where those do not tell
+ * it apart (or the device is gone since the dump, named by its id).  Then
+ * the queue's index and type.
  */
 static void om_labels(FILE *f, const struct vhost_stats_get_rsp_dump *s,
 		      struct vhost_dev_get_list *devs)
@@ -722,17 +796,24 @@ static void om_labels(FILE *f, const struct vhost_stats_get_rsp_dump *s,
 	const struct vhost_dev_get_rsp *d = NULL;
 	bool first = true;
 	char buf[24];
+	int pair;
 
 	if (s->_present.dev_id) {
 		d = find_dev(devs, s->dev_id);
-		snprintf(buf, sizeof(buf), "vhost%u", s->dev_id);
-		om_label(f, &first, DEV_KEY(NAME),
-			 d && d->_present.name_len ? d->name : buf);
+		if (!d || needs_name(devs, d)) {
+			snprintf(buf, sizeof(buf), "vhost%u", s->dev_id);
+			om_label(f, &first, DEV_KEY(NAME),
+				 d && d->_present.name_len ? d->name : buf);
+		}
 	}
-	if (d && d->_present.backend_ifname_len)
-		om_label(f, &first, DEV_KEY(BACKEND_IFNAME), d->backend_ifname);
-	if (d && d->_present.label_len)
+	if (d && dev_label(d))
 		om_label(f, &first, DEV_KEY(LABEL), d->label);
+	if (d && dev_backend(d)) {
+		om_label(f, &first, DEV_KEY(BACKEND_IFNAME), d->backend_ifname);
+		pair = vh_queue_pair(devs, d);
+		snprintf(buf, sizeof(buf), "%d", pair);
+		om_label(f, &first, "queue-pair", buf);
+	}
 	if (s->_present.queue_index) {
 		snprintf(buf, sizeof(buf), "%u", s->queue_index);
 		om_label(f, &first, STATS_KEY(VHOST_A_STATS_QUEUE_INDEX), buf);
@@ -744,19 +825,47 @@ static void om_labels(FILE *f, const struct vhost_stats_get_rsp_dump *s,
 		fputc('}', f);
 }
 
-static void om_family(FILE *f, int attr)
+/* The sample's name: the family's, and _total for a counter. */
+static void om_sample_name(FILE *f, int attr)
 {
-	fputs("# HELP " OM_PREFIX, f);
-	om_name(f, STATS_KEY(attr));
-	fputc(' ', f);
-	om_escape(f, stat_help(attr));
-	fputs("\n# TYPE " OM_PREFIX, f);
-	om_name(f, STATS_KEY(attr));
-	fputs(vh_stat_is_gauge(attr) ? " gauge\n" : " counter\n", f);
+	fputs(OM_PREFIX, f);
+	om_family_name(f, attr);
+	if (!vh_stat_is_gauge(attr))
+		fputs("_total", f);
 }
 
-void vh_print_openmetrics(FILE *f, struct vhost_stats_get_rsp_list *stats,
-			  struct vhost_dev_get_list *devs)
+/*
+ * A family's metadata.  OpenMetrics names the family (and gives busy
+ * polling's unit); Prometheus's text format, which node_exporter's
+ * textfile collector reads, names the samples, or their type is lost.
+ */
+static void om_family(FILE *f, int attr, bool prometheus)
+{
+	const char *type = vh_stat_is_gauge(attr) ? "gauge" : "counter";
+
+	fputs("# HELP ", f);
+	if (prometheus) {
+		om_sample_name(f, attr);
+	} else {
+		fputs(OM_PREFIX, f);
+		om_family_name(f, attr);
+	}
+	fputc(' ', f);
+	om_escape(f, stat_help(attr));
+	fputs("\n# TYPE ", f);
+	if (prometheus) {
+		om_sample_name(f, attr);
+	} else {
+		fputs(OM_PREFIX, f);
+		om_family_name(f, attr);
+	}
+	fprintf(f, " %s\n", type);
+	if (!prometheus && attr == VHOST_A_STATS_BUSYPOLL_NS)
+		fputs("# UNIT " OM_PREFIX "busypoll_seconds seconds\n", f);
+}
+
+void vh_print_metrics(FILE *f, struct vhost_stats_get_rsp_list *stats,
+		      struct vhost_dev_get_list *devs, bool prometheus)
 {
 	uint64_t v;
 	int attr;
@@ -769,18 +878,26 @@ void vh_print_openmetrics(FILE *f, struct vhost_stats_get_rsp_list *stats,
 			if (!vh_stat_get(s, attr, &v))
 				continue;
 			if (!seen)
-				om_family(f, attr);
+				om_family(f, attr, prometheus);
 			seen = true;
-			fputs(OM_PREFIX, f);
-			om_name(f, STATS_KEY(attr));
-			if (!vh_stat_is_gauge(attr))
-				fputs("_total", f);
+			om_sample_name(f, attr);
 			om_labels(f, s, devs);
-			fprintf(f, " %" PRIu64 "\n", v);
+			if (attr == VHOST_A_STATS_BUSYPOLL_NS)
+				fprintf(f, " %" PRIu64 ".%09" PRIu64 "\n",
+					v / 1000000000, v % 1000000000);
+			else
+				fprintf(f, " %" PRIu64 "\n", v);
 		}
 	}
-	fputs("# EOF\n", f);
+	if (!prometheus)
+		fputs("# EOF\n", f);
 	fflush(f);
+}
+
+void vh_print_openmetrics(FILE *f, struct vhost_stats_get_rsp_list *stats,
+			  struct vhost_dev_get_list *devs)
+{
+	vh_print_metrics(f, stats, devs, false);
 }
 
 /* ---- policy -------------------------------------------------------------- */
@@ -832,6 +949,27 @@ static void json_grants(struct jw *jw, uint64_t grants)
 	jw_arr_close(jw);
 }
 
+void vh_json_policy(struct jw *jw, const char *key,
+		    const struct vhost_policy_get_rsp *p)
+{
+	jw_obj_open(jw, key);
+	if (p->_present.grants)
+		json_grants(jw, p->grants);
+	if (p->_present.busypoll_us_max)
+		jw_u64(jw, POLICY_KEY(BUSYPOLL_US_MAX), p->busypoll_us_max);
+	if (p->_present.tenant)
+		jw_u64(jw, POLICY_KEY(TENANT), p->tenant);
+	jw_obj_close(jw);
+}
+
+void vh_json_defaults(struct jw *jw, const char *key,
+		      const struct vhost_defaults_get_rsp *d)
+{
+	jw_obj_open(jw, key);
+	json_tunables(jw, &TUNABLES_VIEW(d));
+	jw_obj_close(jw);
+}
+
 void vh_print_policy(FILE *f, const struct vh_opts *opts,
 		     const struct vhost_policy_get_rsp *p)
 {
@@ -841,14 +979,7 @@ void vh_print_policy(FILE *f, const struct vh_opts *opts,
 
 	if (opts->json) {
 		jw_init(&jw, f, opts->pretty);
-		jw_obj_open(&jw, NULL);
-		if (p->_present.grants)
-			json_grants(&jw, p->grants);
-		if (p->_present.busypoll_us_max)
-			jw_u64(&jw, POLICY_KEY(BUSYPOLL_US_MAX), p->busypoll_us_max);
-		if (p->_present.tenant)
-			jw_u64(&jw, POLICY_KEY(TENANT), p->tenant);
-		jw_obj_close(&jw);
+		vh_json_policy(&jw, NULL, p);
 		fputc('\n', f);
 		fflush(f);
 		return;
@@ -873,9 +1004,7 @@ void vh_print_defaults(FILE *f, const struct vh_opts *opts,
 
 	if (opts->json) {
 		jw_init(&jw, f, opts->pretty);
-		jw_obj_open(&jw, NULL);
-		json_tunables(&jw, &TUNABLES_VIEW(d));
-		jw_obj_close(&jw);
+		vh_json_defaults(&jw, NULL, d);
 		fputc('\n', f);
 		fflush(f);
 		return;

@@ -21,6 +21,7 @@
 #include <string.h>
 #include <unistd.h>
 #include <sys/signalfd.h>
+#include <libkmod.h>
 
 #include "vhostctl.h"
 
@@ -401,8 +402,8 @@ static int cmd_set(struct ynl_sock *ys, const struct vh_req *req)
 	return err ? -1 : 0;
 }
 
-/* "stats -o openmetrics": the devices give the samples their labels. */
-static int stats_openmetrics(struct ynl_sock *ys,
+/* "stats -o openmetrics|prometheus": the devices give the samples their labels. */
+static int stats_openmetrics(struct ynl_sock *ys, const struct vh_opts *opts,
 			     struct vhost_stats_get_rsp_list *list)
 {
 	struct vh_sel all = { .kind = VH_SEL_ALL };
@@ -410,7 +411,7 @@ static int stats_openmetrics(struct ynl_sock *ys,
 
 	if (!devs)
 		return -1;
-	vh_print_openmetrics(stdout, list, devs);
+	vh_print_metrics(stdout, list, devs, opts->prometheus);
 	vhost_dev_get_list_free(devs);
 	return 0;
 }
@@ -524,7 +525,7 @@ static int cmd_stats(struct ynl_sock *ys, const struct vh_opts *opts,
 	if (!list)
 		return -1;
 	if (opts->openmetrics) {
-		r = stats_openmetrics(ys, list);
+		r = stats_openmetrics(ys, opts, list);
 	} else {
 		vh_out_open(&o, stdout, opts);
 		ynl_dump_foreach(list, s)
@@ -785,6 +786,106 @@ static int netns_switch(const char *name)
 	return 0;
 }
 
+/* ---- status --------------------------------------------------------------- */
+
+/* libkmod: the file modprobe loads for name on this kernel, its srcversion. */
+static void kmod_lookup(void *arg, const char *name, char *file,
+			size_t file_len, char *srcversion, size_t srcversion_len)
+{
+	struct kmod_list *list = NULL, *info = NULL, *i;
+	struct kmod_ctx *ctx = arg;
+	struct kmod_module *m;
+	const char *path;
+
+	if (!ctx || kmod_module_new_from_lookup(ctx, name, &list) < 0 || !list)
+		return;
+	m = kmod_module_get_module(list);
+	path = kmod_module_get_path(m);
+	if (path) {
+		snprintf(file, file_len, "%s", path);
+		if (kmod_module_get_info(m, &info) >= 0) {
+			kmod_list_foreach(i, info)
+				if (!strcmp(kmod_module_info_get_key(i), "srcversion"))
+					snprintf(srcversion, srcversion_len, "%s",
+						 kmod_module_info_get_value(i));
+			kmod_module_info_free_list(info);
+		}
+	}
+	kmod_module_unref(m);
+	kmod_module_unref_list(list);
+}
+
+/*
+ * What the family says, if the package's vhost_admin is there: the
+ * devices of this namespace by mode, the defaults, the policy.  Quietly
+ * nothing when the family is not (the kernel's own vhost).
+ */
+static void status_family(struct vh_status_devs *devs,
+			  struct vhost_dev_get_list **list,
+			  struct vhost_defaults_get_rsp **d,
+			  struct vhost_policy_get_rsp **p, struct ynl_sock **ysp)
+{
+	struct vhost_dev_get_req_dump *req;
+	struct ynl_error yerr = {};
+	struct ynl_sock *ys;
+
+	ys = ynl_sock_create(&ynl_vhost_family, &yerr);
+	if (!ys)
+		return;
+	*ysp = ys;
+	req = vhost_dev_get_req_dump_alloc();
+	if (req) {
+		*list = vhost_dev_get_dump(ys, req);
+		vhost_dev_get_req_dump_free(req);
+	}
+	if (*list) {
+		struct vhost_dev_get_list *all = *list;
+
+		devs->known = true;
+		ynl_dump_foreach(all, dev) {
+			devs->total++;
+			if (dev->_present.metamap &&
+			    dev->metamap < ARRAY_SIZE(devs->by_mode))
+				devs->by_mode[dev->metamap]++;
+		}
+	}
+	*d = vhost_defaults_get(ys);
+	*p = vhost_policy_get(ys);
+	devs->defaults = *d;
+	devs->policy = *p;
+}
+
+/* status: 0 when the feature is active or ready, -1 when inactive. */
+static int cmd_status(const struct vh_opts *opts)
+{
+	struct vhost_defaults_get_rsp *d = NULL;
+	struct vhost_policy_get_rsp *p = NULL;
+	struct vhost_dev_get_list *list = NULL;
+	struct vh_status_devs devs = {};
+	struct ynl_sock *ys = NULL;
+	struct kmod_ctx *ctx;
+	struct vh_status st;
+
+	memset(&st, 0, sizeof(st));
+	vh_status_kernel(&st);
+	ctx = kmod_new(NULL, NULL);
+	vh_status_collect(&st, "/sys", kmod_lookup, ctx);
+	if (ctx)
+		kmod_unref(ctx);
+	if (st.state != VH_STATE_INACTIVE)
+		status_family(&devs, &list, &d, &p, &ys);
+	vh_print_status(stdout, opts, &st, &devs);
+	if (list)
+		vhost_dev_get_list_free(list);
+	if (d)
+		vhost_defaults_get_rsp_free(d);
+	if (p)
+		vhost_policy_get_rsp_free(p);
+	if (ys)
+		ynl_sock_destroy(ys);
+	return st.state == VH_STATE_INACTIVE ? -1 : 0;
+}
+
 static int run(struct ynl_sock *ys, const struct vh_opts *opts,
 	       const struct vh_req *req)
 {
@@ -810,6 +911,8 @@ static int run(struct ynl_sock *ys, const struct vh_opts *opts,
 		return cmd_defaults_show(ys, opts);
 	case VH_CMD_DEFAULTS_SET:
 		return cmd_defaults_set(ys, req);
+	case VH_CMD_STATUS:
+		return cmd_status(opts);
 	default:
 		return -1;
 	}
@@ -836,7 +939,7 @@ static struct ynl_sock *sock_open(void)
 static int run_line(struct ynl_sock **ys, const struct vh_opts *opts,
 		    const struct vh_req *req)
 {
-	if (req->cmd != VH_CMD_HELP && !*ys) {
+	if (req->cmd != VH_CMD_HELP && req->cmd != VH_CMD_STATUS && !*ys) {
 		*ys = sock_open();
 		if (!*ys)
 			return VH_EXIT_FAIL;
@@ -935,6 +1038,9 @@ int main(int argc, char **argv)
 			fclose(batch);
 		return r;
 	}
+	/* status says whether the family is there: it needs none */
+	if (req.cmd == VH_CMD_STATUS)
+		return cmd_status(&opts) ? VH_EXIT_FAIL : VH_EXIT_OK;
 	ys = sock_open();
 	if (!ys)
 		return VH_EXIT_FAIL;

@@ -47,7 +47,8 @@ struct vh_opts {
 	int stats;		/* -s, once per -s */
 	bool version;		/* -V */
 	const char *netns;	/* -n NETNS: a name under VH_NETNS_RUN_DIR */
-	bool openmetrics;	/* -o openmetrics: stats for a scraper */
+	bool openmetrics;	/* -o openmetrics or prometheus: for a scraper */
+	bool prometheus;	/* -o prometheus: its text format (textfiles) */
 	uint32_t interval;	/* -i SECONDS: stats as rates over it; 0: no */
 	uint32_t count;		/* -c COUNT: that many intervals; 0: until a signal */
 	bool timestamp;		/* -t: monitor stamps each event */
@@ -75,6 +76,7 @@ enum vh_cmd {
 	VH_CMD_BATCH,		/* -b FILE */
 	VH_CMD_DEFAULTS_SHOW,	/* show defaults */
 	VH_CMD_DEFAULTS_SET,	/* set defaults ... */
+	VH_CMD_STATUS,		/* status */
 };
 
 enum vh_help {
@@ -300,6 +302,21 @@ void vh_print_rates(struct vh_out *o, struct vhost_stats_get_rsp_list *cur,
 void vh_print_openmetrics(FILE *f, struct vhost_stats_get_rsp_list *stats,
 			  struct vhost_dev_get_list *devs);
 /*
+ * The same, or with prometheus in Prometheus's text format (what
+ * node_exporter's textfile collector reads: TYPE names the samples, no
+ * UNIT, no "# EOF").  Samples are labelled by what names a VM's device
+ * across its restarts: label, backend_ifname and queue_pair (see
+ * vh_queue_pair()); name only where those do not tell it apart.
+ */
+void vh_print_metrics(FILE *f, struct vhost_stats_get_rsp_list *stats,
+		      struct vhost_dev_get_list *devs, bool prometheus);
+/*
+ * The queue pair d serves on its backend: its rank by id among the devices
+ * of devs feeding the same interface; -1 without a backend.
+ */
+int vh_queue_pair(struct vhost_dev_get_list *devs,
+		  const struct vhost_dev_get_rsp *d);
+/*
  * The policy of the network namespace ("policy show"): one line of text, or
  * one JSON object (not a list: there is one policy, as cli.py prints it).
  */
@@ -320,5 +337,74 @@ void vh_print_event(FILE *f, const struct vh_opts *opts, enum vh_event ev,
 		    const struct timespec *ts);
 /* ts as RFC 3339 local time with microseconds: 2024-11-26T10:00:00.123456+01:00 */
 void vh_timestamp_format(const struct timespec *ts, char *buf, size_t len);
+struct jw;
+/* The policy and the defaults as one JSON object each, under key. */
+void vh_json_policy(struct jw *jw, const char *key,
+		    const struct vhost_policy_get_rsp *p);
+void vh_json_defaults(struct jw *jw, const char *key,
+		      const struct vhost_defaults_get_rsp *d);
+
+/* ---- status (status.c) ------------------------------------------------- */
+
+#define VH_STATUS_NMODULES	9
+/* The package's modules, in the order status lists them. */
+extern const char *const vh_status_modules[VH_STATUS_NMODULES];
+
+/* One module: loaded (sysfs), and the file modprobe loads for this kernel. */
+struct vh_module_status {
+	const char *name;
+	bool present;		/* /sys/module/NAME: loaded or built in */
+	bool builtin;		/* ... built in (no initstate) */
+	char srcversion[64];	/* the loaded module's, from sysfs */
+	char file[512];		/* what modprobe loads, "" if none */
+	char file_srcversion[64];
+	bool file_ours;		/* file is under updates/dkms: the package's */
+};
+
+enum vh_module_from {
+	VH_FROM_NONE,		/* not loaded */
+	VH_FROM_BUILTIN,
+	VH_FROM_PACKAGE,	/* the file modprobe loads, the package's */
+	VH_FROM_KERNEL,		/* the file modprobe loads, the kernel's */
+	VH_FROM_OTHER,		/* neither: replaced since it was loaded */
+};
+
+enum vh_state {
+	VH_STATE_ACTIVE,
+	VH_STATE_READY,
+	VH_STATE_INACTIVE,
+};
+
+struct vh_status {
+	char kernel[65];
+	struct vh_module_status mods[VH_STATUS_NMODULES];
+	char metamap_default[16];
+	enum vh_state state;
+	char reason[320];
+};
+
+/* What the family says, when it is there (the package's vhost_admin). */
+struct vh_status_devs {
+	bool known;
+	unsigned int total;
+	unsigned int by_mode[3];	/* enum vhost_metamap_mode */
+	const struct vhost_defaults_get_rsp *defaults;
+	const struct vhost_policy_get_rsp *policy;
+};
+
+/* A module's file for this kernel and its srcversion, as modprobe finds it. */
+typedef void (*vh_module_lookup_fn)(void *arg, const char *name, char *file,
+				    size_t file_len, char *srcversion,
+				    size_t srcversion_len);
+/* Fill st from SYSFS/module and lookup, and decide its state. */
+void vh_status_collect(struct vh_status *st, const char *sysfs,
+		       vh_module_lookup_fn lookup, void *arg);
+void vh_status_decide(struct vh_status *st);
+void vh_status_kernel(struct vh_status *st);
+enum vh_module_from vh_module_from(const struct vh_module_status *m);
+const char *vh_status_state_str(enum vh_state s);
+/* text, JSON (-j) or OpenMetrics (-o openmetrics, an info metric) */
+void vh_print_status(FILE *f, const struct vh_opts *opts,
+		     const struct vh_status *st, const struct vh_status_devs *devs);
 
 #endif /* VHOSTCTL_H */

@@ -12,10 +12,12 @@
  *                                 print the fixture devices as "show -j"
  *                                 would (for tests/run-tests to check
  *                                 against python3 -m json.tool)
- *   test_vhostctl --sample-stats { -j | -o openmetrics } [-s -s]
+ *   test_vhostctl --sample-stats { -j | -o openmetrics | -o prometheus } [-s -s]
  *                                 print the fixture statistics as "stats"
  *                                 would (for tests/openmetrics-check, a
  *                                 real OpenMetrics parser)
+ *   test_vhostctl --sample-stats --devices
+ *                                 their devices, as "show -j" would
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -556,7 +558,7 @@ static void test_parse_errors(void)
 		{ "stats -i 1 -o openmetrics",
 		  "\"-o openmetrics\" prints counters, not rates: it does not take \"-i\"" },
 		{ "-o yaml stats",
-		  "Invalid \"-o\" value \"yaml\", expected \"text\", \"json\" or \"openmetrics\"" },
+		  "Invalid \"-o\" value \"yaml\", expected \"text\", \"json\", \"openmetrics\" or \"prometheus\"" },
 		{ "monitor -i 1", "Unknown keyword \"-i\", try \"vhostctl help\"" },
 		{ "monitor now -t", "Unknown keyword \"now\", try \"vhostctl help\"" },
 		{ "stats -t", "Unknown keyword \"-t\", try \"vhostctl dev help\"" },
@@ -1666,19 +1668,26 @@ static void test_print_rates(void)
 	"# HELP vhost_" name " " help "\n# TYPE vhost_" name " " type "\n"
 #define HELP_RX_PACKETS	"Packets written into guest RX buffers."
 #define HELP_ZCOPY_PENDING "TX packets sent zero-copy and not completed yet (a gauge)."
-#define OM_Q0	"{name=\"vhost3\",backend_ifname=\"tap0\",queue_index=\"0\",queue_type=\"rx\"}"
-#define OM_Q1	"{name=\"vhost3\",backend_ifname=\"tap0\",queue_index=\"1\",queue_type=\"tx\"}"
+#define OM_Q0	"{backend_ifname=\"tap0\",queue_pair=\"0\",queue_index=\"0\",queue_type=\"rx\"}"
+#define OM_Q1	"{backend_ifname=\"tap0\",queue_pair=\"0\",queue_index=\"1\",queue_type=\"tx\"}"
 
-static char *render_openmetrics(struct vhost_stats_get_rsp_list *stats,
-				struct vhost_dev_get_list *devs)
+static __attribute__((noinline)) char *
+render_metrics(struct vhost_stats_get_rsp_list *stats,
+	       struct vhost_dev_get_list *devs, bool prometheus)
 {
 	char *buf = NULL;
 	size_t len = 0;
 	FILE *f = open_memstream(&buf, &len);
 
-	vh_print_openmetrics(f, stats, devs);
+	vh_print_metrics(f, stats, devs, prometheus);
 	fclose(f);
 	return buf;
+}
+
+static char *render_openmetrics(struct vhost_stats_get_rsp_list *stats,
+				struct vhost_dev_get_list *devs)
+{
+	return render_metrics(stats, devs, false);
 }
 
 /* The OpenMetrics of vhost3's device counters: every one, once, with help. */
@@ -1686,18 +1695,29 @@ static void check_families(const char *s)
 {
 	int i;
 
-	CHECK(count_lines(s) == 3 * (VHOST_A_STATS_MAX - VH_STATS_FIRST + 1) + 1);
+	/* three lines a family, one more for busy polling's unit, # EOF */
+	CHECK(count_lines(s) == 3 * (VHOST_A_STATS_MAX - VH_STATS_FIRST + 1) + 2);
+	CHECK(strstr(s, "# TYPE vhost_busypoll_seconds counter\n"
+		     "# UNIT vhost_busypoll_seconds seconds\n"));
 	for (i = VH_STATS_FIRST; i <= VHOST_A_STATS_MAX; i++) {
 		const char *sample, *help;
-		char want[160], name[64];
+		char want[160], name[64], val[32];
 		int j;
 
 		snprintf(name, sizeof(name), "%s", vhost_stats_policy[i].name);
 		for (j = 0; name[j]; j++)
 			name[j] = name[j] == '-' ? '_' : name[j];
-		snprintf(want, sizeof(want), "\nvhost_%s%s{name=\"vhost3\"} %llu\n",
-			 name, vh_stat_is_gauge(i) ? "" : "_total",
+		snprintf(val, sizeof(val), "%llu",
 			 (unsigned long long)dev_counters[i]);
+		/* in seconds: the nanoseconds with nine decimals */
+		if (i == VHOST_A_STATS_BUSYPOLL_NS) {
+			snprintf(name, sizeof(name), "busypoll_seconds");
+			snprintf(val, sizeof(val), "%llu.%09llu",
+				 (unsigned long long)dev_counters[i] / 1000000000,
+				 (unsigned long long)dev_counters[i] % 1000000000);
+		}
+		snprintf(want, sizeof(want), "\nvhost_%s%s{name=\"vhost3\"} %s\n",
+			 name, vh_stat_is_gauge(i) ? "" : "_total", val);
 		sample = s ? strstr(s, want) : NULL;
 		snprintf(want, sizeof(want), "# HELP vhost_%s ", name);
 		help = s ? strstr(s, want) : NULL;
@@ -1713,7 +1733,7 @@ static void check_families(const char *s)
 static void test_print_openmetrics(void)
 {
 	struct vhost_stats_get_rsp_list st[3];
-	struct vhost_dev_get_list d[2];
+	struct vhost_dev_get_list d[3];
 	char *s;
 	int i;
 
@@ -1777,12 +1797,68 @@ static void test_print_openmetrics(void)
 	s = render_openmetrics(stats_list(st, 3), dev_list(d, 2));
 	CHECK_STR(s,
 		  OM_FAMILY("rx_packets", "counter", HELP_RX_PACKETS)
-		  "vhost_rx_packets_total{name=\"vhost3\",backend_ifname=\"t\\\"a\\\\p\\n\"} 0\n"
+		  "vhost_rx_packets_total{backend_ifname=\"t\\\"a\\\\p\\n\",queue_pair=\"0\"} 0\n"
 		  "vhost_rx_packets_total{name=\"vhost4\"} 1\n"
 		  "vhost_rx_packets_total{name=\"vhost5\"} 2\n"
 		  OM_FAMILY("zcopy_pending", "gauge", HELP_ZCOPY_PENDING)
-		  "vhost_zcopy_pending{name=\"vhost3\",backend_ifname=\"t\\\"a\\\\p\\n\"} 2\n"
+		  "vhost_zcopy_pending{backend_ifname=\"t\\\"a\\\\p\\n\",queue_pair=\"0\"} 2\n"
 		  "# EOF\n");
+	free(s);
+
+	/*
+	 * What names a VM's device across its restarts: two devices of one
+	 * multiqueue TAP, the queue pair each serves by id order, the label;
+	 * a third with the same label on the same TAP and pair (only a
+	 * made-up kernel has one) needs its name, as does its twin.
+	 */
+	for (i = 0; i < 3; i++) {
+		fixture_dev(&d[i].obj, true);
+		d[i].obj.id = 9 - i;
+		d[i].obj._present.label_len = 5;
+		d[i].obj.label = (char *)"web01";
+		memset(&st[i].obj, 0, sizeof(st[i].obj));
+		st[i].obj._present.dev_id = 1;
+		st[i].obj.dev_id = 9 - i;
+		stat_set(&st[i].obj, VHOST_A_STATS_RX_PACKETS, i);
+	}
+	d[0].obj.name = (char *)"vhost9";
+	d[1].obj.name = (char *)"vhost8";
+	s = render_openmetrics(stats_list(st, 2), dev_list(d, 2));
+	CHECK_STR(s,
+		  OM_FAMILY("rx_packets", "counter", HELP_RX_PACKETS)
+		  "vhost_rx_packets_total{label=\"web01\",backend_ifname=\"tap0\",queue_pair=\"1\"} 0\n"
+		  "vhost_rx_packets_total{label=\"web01\",backend_ifname=\"tap0\",queue_pair=\"0\"} 1\n"
+		  "# EOF\n");
+	free(s);
+	d[2].obj.id = 8;
+	d[2].obj.name = (char *)"vhost8b";
+	s = render_openmetrics(stats_list(st, 2), dev_list(d, 3));
+	CHECK(s && strstr(s, "vhost_rx_packets_total{label=\"web01\",backend_ifname=\"tap0\",queue_pair=\"2\"} 0\n"));
+	CHECK(s && strstr(s, "vhost_rx_packets_total{name=\"vhost8\",label=\"web01\",backend_ifname=\"tap0\",queue_pair=\"0\"} 1\n"));
+	free(s);
+
+	/*
+	 * Prometheus's text format, for node_exporter's textfile collector:
+	 * TYPE and HELP name the samples, no UNIT, no # EOF; busy polling in
+	 * seconds.
+	 */
+	memset(&st[0].obj, 0, sizeof(st[0].obj));
+	st[0].obj._present.dev_id = 1;
+	st[0].obj.dev_id = 3;
+	stat_set(&st[0].obj, VHOST_A_STATS_RX_PACKETS, 7);
+	stat_set(&st[0].obj, VHOST_A_STATS_BUSYPOLL_NS, 1500000000);
+	stat_set(&st[0].obj, VHOST_A_STATS_ZCOPY_PENDING, 2);
+	s = render_metrics(stats_list(st, 1), dev_list(d, 0), true);
+	CHECK_STR(s,
+		  "# HELP vhost_rx_packets_total " HELP_RX_PACKETS "\n"
+		  "# TYPE vhost_rx_packets_total counter\n"
+		  "vhost_rx_packets_total{name=\"vhost3\"} 7\n"
+		  "# HELP vhost_busypoll_seconds_total Seconds spent in busy-poll loops.\n"
+		  "# TYPE vhost_busypoll_seconds_total counter\n"
+		  "vhost_busypoll_seconds_total{name=\"vhost3\"} 1.500000000\n"
+		  "# HELP vhost_zcopy_pending " HELP_ZCOPY_PENDING "\n"
+		  "# TYPE vhost_zcopy_pending gauge\n"
+		  "vhost_zcopy_pending{name=\"vhost3\"} 2\n");
 	free(s);
 
 	/* every counter of the spec: a family each, with its help */
@@ -2286,6 +2362,170 @@ static void test_usage(void)
 	free(buf);
 }
 
+
+/* ---- status ------------------------------------------------------------ */
+
+/*
+ * A made-up host for status: a sysfs tree under a temporary directory and
+ * the files modprobe would load.  pkg: the package is built for this
+ * kernel (its files under updates/dkms, srcversion P-name); otherwise the
+ * kernel's own (K-name).
+ */
+struct fake_host {
+	char dir[64];
+	bool pkg;
+	bool builtin;		/* no module files: all built in */
+};
+
+static void fake_lookup(void *arg, const char *name, char *file,
+			size_t file_len, char *srcversion, size_t srcversion_len)
+{
+	struct fake_host *h = arg;
+	bool ours = !strncmp(name, "vhost_metamap", 13) ||
+		    !strncmp(name, "vhost_admin", 11);
+
+	if ((!h->pkg && ours) || h->builtin)
+		return;
+	snprintf(file, file_len, "/lib/modules/6.12.57+deb13-amd64/%s/%s.ko.xz",
+		 h->pkg ? "updates/dkms" : "kernel/drivers/vhost", name);
+	snprintf(srcversion, srcversion_len, "%c-%s", h->pkg ? 'P' : 'K', name);
+}
+
+/* name loaded as a module of srcversion src, or built in (src NULL). */
+static void fake_module(struct fake_host *h, const char *name, const char *src)
+{
+	char path[256];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "mkdir -p %s/module/%s/parameters", h->dir,
+		 name);
+	CHECK(!system(path));
+	if (!src)
+		return;
+	snprintf(path, sizeof(path), "%s/module/%s/initstate", h->dir, name);
+	f = fopen(path, "w");
+	CHECK(f && fputs("live\n", f) >= 0);
+	if (f)
+		fclose(f);
+	snprintf(path, sizeof(path), "%s/module/%s/srcversion", h->dir, name);
+	f = fopen(path, "w");
+	CHECK(f && fprintf(f, "%s\n", src) > 0);
+	if (f)
+		fclose(f);
+}
+
+static void fake_reset(struct fake_host *h, bool pkg)
+{
+	char cmd[96];
+
+	snprintf(cmd, sizeof(cmd), "rm -rf %s/module", h->dir);
+	CHECK(!system(cmd));
+	h->pkg = pkg;
+}
+
+static char *status_text(struct fake_host *h, struct vh_status *st,
+			 const struct vh_opts *opts)
+{
+	struct vh_status_devs devs = { .known = true, .total = 3,
+				       .by_mode = { 1, 0, 2 } };
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+
+	memset(st, 0, sizeof(*st));
+	snprintf(st->kernel, sizeof(st->kernel), "6.12.57+deb13-amd64");
+	vh_status_collect(st, h->dir, fake_lookup, h);
+	vh_print_status(f, opts, st, &devs);
+	fclose(f);
+	return buf;
+}
+
+static void test_status(void)
+{
+	struct fake_host h = { .dir = "/tmp/vhostctl-status-XXXXXX" };
+	struct vh_opts text = {}, json = { .json = true },
+		       om = { .openmetrics = true };
+	static const char *const pkg_mods[] = {
+		"vhost", "vhost_iotlb", "vhost_net", "tun", "vhost_metamap",
+		"vhost_admin",
+	};
+	struct vh_status st;
+	char src[64], cmd[96], *out;
+	unsigned int i;
+
+	CHECK(mkdtemp(h.dir));
+
+	/* the package's modules loaded: active */
+	fake_reset(&h, true);
+	for (i = 0; i < ARRAY_SIZE(pkg_mods); i++) {
+		snprintf(src, sizeof(src), "P-%s", pkg_mods[i]);
+		fake_module(&h, pkg_mods[i], src);
+	}
+	out = status_text(&h, &st, &text);
+	CHECK(st.state == VH_STATE_ACTIVE);
+	CHECK(strstr(out, "state active: the package's modules are loaded\n"));
+	CHECK(strstr(out, "module vhost_net loaded from package srcversion P-vhost_net file /lib/modules/6.12.57+deb13-amd64/updates/dkms/vhost_net.ko.xz\n"));
+	CHECK(strstr(out, "module vhost_vsock not loaded file "));
+	CHECK(strstr(out, "devices 3 metamap off 1 map 0 batch 2\n"));
+	free(out);
+	out = status_text(&h, &st, &json);
+	CHECK(strstr(out, "{\"state\":\"active\","));
+	CHECK(strstr(out, "{\"name\":\"vhost_net\",\"loaded\":\"yes\",\"from\":\"package\",\"srcversion\":\"P-vhost_net\",\"file\":\"/lib/modules/6.12.57+deb13-amd64/updates/dkms/vhost_net.ko.xz\",\"file-srcversion\":\"P-vhost_net\"}"));
+	CHECK(strstr(out, "\"devices\":3,\"devices-by-metamap\":{\"off\":1,\"map\":0,\"batch\":2}"));
+	free(out);
+	out = status_text(&h, &st, &om);
+	CHECK(strstr(out, "# TYPE vhost_status info\nvhost_status_info{state=\"active\",kernel=\"6.12.57+deb13-amd64\",metamap_default=\"\"} 1\n"));
+	CHECK(strstr(out, "vhost_devices{metamap=\"batch\"} 2\n# EOF\n"));
+	free(out);
+
+	/* the kernel's own vhost_net, loaded before the package: inactive */
+	fake_reset(&h, true);
+	fake_module(&h, "vhost", "K-vhost");
+	fake_module(&h, "vhost_net", "K-vhost_net");
+	out = status_text(&h, &st, &text);
+	CHECK(st.state == VH_STATE_INACTIVE);
+	CHECK(strstr(out, "state inactive: vhost is loaded but is not the package's (srcversion K-vhost, /lib/modules/6.12.57+deb13-amd64/updates/dkms/vhost.ko.xz has P-vhost): stop the guests and reload the modules\n"));
+	CHECK(strstr(out, "module vhost_net loaded from other srcversion K-vhost_net"));
+	free(out);
+
+	/* nothing loaded, the package built for this kernel: ready */
+	fake_reset(&h, true);
+	out = status_text(&h, &st, &text);
+	CHECK(st.state == VH_STATE_READY);
+	free(out);
+
+	/* a kernel the package was not built for, its vhost_net loaded */
+	fake_reset(&h, false);
+	fake_module(&h, "vhost", "K-vhost");
+	fake_module(&h, "vhost_net", "K-vhost_net");
+	fake_module(&h, "tun", "K-tun");
+	out = status_text(&h, &st, &text);
+	CHECK(st.state == VH_STATE_INACTIVE);
+	CHECK(strstr(out, "state inactive: vhost is the kernel's own: the package is not built for this kernel"));
+	CHECK(strstr(out, "module tun loaded from kernel srcversion K-tun"));
+	free(out);
+	/* ... and nothing loaded yet */
+	fake_reset(&h, false);
+	out = status_text(&h, &st, &text);
+	CHECK(st.state == VH_STATE_INACTIVE);
+	CHECK(strstr(out, "state inactive: the package is not built for this kernel"));
+	free(out);
+
+	/* built into the kernel (the test kernels): active */
+	fake_reset(&h, false);
+	h.builtin = true;
+	for (i = 0; i < ARRAY_SIZE(pkg_mods); i++)
+		fake_module(&h, pkg_mods[i], NULL);
+	out = status_text(&h, &st, &text);
+	CHECK(st.state == VH_STATE_ACTIVE);
+	CHECK(strstr(out, "state active: built into the kernel\n"));
+	CHECK(strstr(out, "module vhost_net built-in\n"));
+	free(out);
+
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", h.dir);
+	CHECK(!system(cmd));
+}
+
 static const struct {
 	const char *name;
 	void (*fn)(void);
@@ -2321,6 +2561,7 @@ static const struct {
 	{ "errors_from_ynl", test_errors },
 	{ "error_strings", test_error_strings },
 	{ "usage", test_usage },
+	{ "status", test_status },
 };
 
 /* The fixture as "vhostctl [-p] [-s...] -j show" prints it, two devices. */
@@ -2356,17 +2597,23 @@ static int sample_stats(int argc, char **argv)
 	struct vhost_stats_get_rsp_list st[3];
 	struct vhost_dev_get_list d[2];
 	struct vh_opts opts = {};
+	bool devices = false;
 	struct vh_out o;
 	int i, n = 2;
 
 	for (i = 2; i < argc; i++) {
 		if (!strcmp(argv[i], "-j"))
 			opts.json = true;
+		else if (!strcmp(argv[i], "--devices"))
+			devices = true;
 		else if (!strcmp(argv[i], "-s"))
 			opts.stats++;
 		else if (!strcmp(argv[i], "-o") && i + 1 < argc &&
-			 !strcmp(argv[++i], "openmetrics"))
+			 !strcmp(argv[i + 1], "openmetrics") && ++i)
 			opts.openmetrics = true;
+		else if (!strcmp(argv[i], "-o") && i + 1 < argc &&
+			 !strcmp(argv[i + 1], "prometheus") && ++i)
+			opts.openmetrics = opts.prometheus = true;
 		else
 			return 2;
 	}
@@ -2375,6 +2622,15 @@ static int sample_stats(int argc, char **argv)
 	fixture_dev(&d[1].obj, false);
 	d[1].obj.id = 4;
 	d[1].obj.name = (char *)"vhost4";
+	if (devices) {
+		/* the two devices, as "vhostctl -j show" prints them */
+		opts.json = true;
+		vh_out_open(&o, stdout, &opts);
+		vh_print_dev(&o, &d[0].obj, NULL);
+		vh_print_dev(&o, &d[1].obj, NULL);
+		vh_out_close(&o);
+		return 0;
+	}
 	if (opts.stats >= 2) {
 		fixture_stats(&st[0].obj, 0);
 		fixture_stats(&st[1].obj, 1);
@@ -2387,7 +2643,8 @@ static int sample_stats(int argc, char **argv)
 		st[1].obj.dev_id = 4;
 	}
 	if (opts.openmetrics) {
-		vh_print_openmetrics(stdout, stats_list(st, n), dev_list(d, 2));
+		vh_print_metrics(stdout, stats_list(st, n), dev_list(d, 2),
+				 opts.prometheus);
 		return 0;
 	}
 	vh_out_open(&o, stdout, &opts);

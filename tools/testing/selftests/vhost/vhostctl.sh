@@ -60,6 +60,7 @@ YNL_SPEC=${YNL_SPEC:-$top/Documentation/netlink/specs/vhost.yaml}
 YNL_SCHEMA=${YNL_SCHEMA:-$(dirname "$YNL_CLI")/../../../Documentation/netlink/genetlink.yaml}
 PY=$(command -v python3)
 OM_CHECK=${OM_CHECK:-$top/tools/vhostctl/tests/openmetrics-check}
+PROMTOOL=${PROMTOOL:-$top/build/tools/promtool}
 SETPRIV=$(command -v setpriv)
 SYS=/sys/class/vhost
 NETNS_DIR=/var/run/netns
@@ -815,18 +816,24 @@ t_udev_rule_applies() {
 	return "$r"
 }
 
-# The shipped libvirt hook, against a domain XML: at "started" it labels
-# the devices of the domain's TAPs (not of its disks) with the domain's
-# name and applies the domain's settings file to them; at "stopped",
-# nothing.
+# The shipped libvirt hook, against a domain XML.  Without libvirt's pid
+# file, at "started" it labels the devices of the domain's TAPs (not of its
+# disks) with the domain's name and applies the domain's settings file to
+# them; at "stopped", nothing.  With the pid file it selects the devices
+# QEMU owns (the order QEMU runs in, devices owned before any backend, is
+# check-migration's); "--device vhostN", as the udev rule runs it for a
+# hot-plugged NIC, does the same for that one device of a domain's QEMU,
+# and nothing for a device whose owner is no domain's.
 t_libvirt_hook() {
 	local hook=$top/tools/vhostctl/examples/libvirt-qemu-hook
-	local hktap=vhhk$$ other utf8 r=0
+	local hktap=vhhk$$ other utf8 d r=0
+	local env=(VHOSTCTL="$VHOSTCTL" VHOSTCTL_DOMAINS="$tmp/domains"
+		   VHOSTCTL_LIBVIRT_RUN="$tmp/libvirt-run")
 
 	[ -x "$hook" ] || { echo "no $hook"; return 1; }
 	start_mq hk "$hktap" 2 || return 1
 	other=$(sysv "$dev/label")
-	mkdir -p "$tmp/domains"
+	mkdir -p "$tmp/domains" "$tmp/libvirt-run"
 	printf '# web-hook tuning\nbusypoll-us 42 zcopy-min-len 2048\n\nmetamap batch # read-ahead\n' \
 		> "$tmp/domains/web-hook"
 	cat > "$tmp/domain.xml" <<-EOF
@@ -842,12 +849,10 @@ t_libvirt_hook() {
 	  </devices>
 	</domain>
 	EOF
-	VHOSTCTL=$VHOSTCTL VHOSTCTL_DOMAINS=$tmp/domains \
-		"$hook" web-hook stopped end - < "$tmp/domain.xml" || r=1
+	env "${env[@]}" "$hook" web-hook stopped end - < "$tmp/domain.xml" || r=1
 	mq_all label "" || r=1
-	VHOSTCTL=$VHOSTCTL VHOSTCTL_DOMAINS=$tmp/domains \
-		"$hook" web-hook started begin - < "$tmp/domain.xml" 2> "$tmp/hook.err" ||
-		r=1
+	env "${env[@]}" "$hook" web-hook started begin - \
+		< "$tmp/domain.xml" 2> "$tmp/hook.err" || r=1
 	[ ! -s "$tmp/hook.err" ] || { cat "$tmp/hook.err"; r=1; }
 	mq_all label web-hook && mq_all admin_busypoll_us 42 &&
 		mq_all zcopy_min_len 2048 && mq_all metamap 2 || r=1
@@ -856,13 +861,71 @@ t_libvirt_hook() {
 	# reach the TAPs' devices one by one, the label stays
 	utf8=$(printf 'w\303\251b-hook')
 	printf 'busypoll-us 43\n' > "$tmp/domains/$utf8"
-	VHOSTCTL=$VHOSTCTL VHOSTCTL_DOMAINS=$tmp/domains \
-		"$hook" "$utf8" started begin - \
+	env "${env[@]}" "$hook" "$utf8" started begin - \
 		< "$tmp/domain.xml" 2> "$tmp/hook.err" || r=1
 	[ ! -s "$tmp/hook.err" ] || { cat "$tmp/hook.err"; r=1; }
 	mq_all label web-hook && mq_all admin_busypoll_us 43 || r=1
+	# libvirt's pid file names the owner: its devices, by owner, not TAP
+	vc set dev "$hktap" label "" busypoll-us 0 || r=1
+	echo "$mq_pid" > "$tmp/libvirt-run/web-hook.pid"
+	printf 'busypoll-us 44\n' > "$tmp/domains/web-hook"
+	env "${env[@]}" "$hook" web-hook started begin - < /dev/null \
+		2> "$tmp/hook.err" || r=1
+	[ ! -s "$tmp/hook.err" ] || { cat "$tmp/hook.err"; r=1; }
+	mq_all label web-hook && mq_all admin_busypoll_us 44 || r=1
+	# udev's --device: one device of the domain's QEMU, not its sibling;
+	# a device of no domain (the main holder's) is left alone
+	vc set dev "$hktap" label "" busypoll-us 0 || r=1
+	d=${mq_devs%% *}
+	env "${env[@]}" "$hook" --device "$d" 2> "$tmp/hook.err" || r=1
+	env "${env[@]}" "$hook" --device "$dev" 2>> "$tmp/hook.err" || r=1
+	[ ! -s "$tmp/hook.err" ] || { cat "$tmp/hook.err"; r=1; }
+	[ "$(sysv "$d/label")" = web-hook ] &&
+		[ "$(sysv "$d/admin_busypoll_us")" = 44 ] ||
+		{ echo "$d: label '$(sysv "$d/label")', busy poll $(sysv "$d/admin_busypoll_us")"; r=1; }
+	[ "$(sysv "${mq_devs##* }/label")" = "" ] || { echo "${mq_devs##* } labelled"; r=1; }
+	[ "$(sysv "$dev/label")" = "$other" ] || { echo "$dev labelled"; r=1; }
 	stop_mq
 	return "$r"
+}
+
+# status on the test kernel, where the feature is built in: active, exit
+# 0; its device count is what show lists, split by mode as sysfs has
+# them; the defaults and the policy are show's; JSON parses; OpenMetrics
+# through prometheus_client's parser, as a scraper reads it.
+t_status() {
+	local out n modes st
+
+	out=$(vc status) || { echo "exit $?: $out"; return 1; }
+	[ "$(echo "$out" | head -n 1)" = "state active: built into the kernel" ] ||
+		{ echo "$out"; return 1; }
+	echo "$out" | grep -qx "module vhost_net built-in" || { echo "$out"; return 1; }
+	[ "$(echo "$out" | sed -n 's/^metamap-default //p')" = "$(cat /sys/module/vhost_metamap/parameters/mode)" ] ||
+		{ echo "$out"; return 1; }
+	[ "$(echo "$out" | sed -n 's/^defaults //p')" = "$(vc show defaults)" ] &&
+		[ "$(echo "$out" | sed -n 's/^policy //p')" = "$(vc show policy)" ] ||
+		{ echo "$out"; vc show defaults; vc show policy; return 1; }
+	n=$(vc -j show | jq length)
+	modes=$(for d in "$SYS"/vhost*; do cat "$d/metamap"; done | sort | uniq -c |
+		awk '{ printf "%s:%s ", $2, $1 }')
+	st=$(vc -j status) || { echo "exit $?: $st"; return 1; }
+	echo "$st" | jq -e --argjson n "$n" \
+		'.state == "active" and .devices == $n and
+		 ([.["devices-by-metamap"][]] | add) == $n and
+		 (.defaults | type) == "object" and (.policy | type) == "object" and
+		 ([.modules[] | select(.name == "vhost_admin")][0].loaded == "built-in")' \
+		> /dev/null || { echo "$st (show lists $n; sysfs modes $modes)"; return 1; }
+	vc -o openmetrics status > "$tmp/status.om" || return 1
+	"$PY" - "$tmp/status.om" "$n" <<-'EOF' || { cat "$tmp/status.om"; return 1; }
+	import sys
+	from prometheus_client.openmetrics.parser import text_string_to_metric_families
+	fams = {f.name: f for f in text_string_to_metric_families(open(sys.argv[1]).read())}
+	info = fams["vhost_status"]
+	assert info.type == "info", info.type
+	assert info.samples[0].labels["state"] == "active", info.samples
+	total = sum(s.value for s in fams["vhost_devices"].samples)
+	assert total == int(sys.argv[2]), (total, sys.argv[2])
+	EOF
 }
 
 t_set_by_id() {
@@ -1091,11 +1154,21 @@ t_stats_openmetrics() {
 		cat "$tmp/omc"
 		[ "$try" != 5 ] || { cat "$tmp/om"; return 1; }
 	done
-	grep -q "^vhost_tx_packets_total{name=\"$dev\",backend_ifname=\"$tap\",queue_index=\"1\",queue_type=\"tx\"} " \
+	# named by backend and queue pair (and label), not by vhostN
+	grep -Eq "^vhost_tx_packets_total\{(label=\"[^\"]*\",)?backend_ifname=\"$tap\",queue_pair=\"0\",queue_index=\"1\",queue_type=\"tx\"\} " \
 		"$tmp/om" || { cat "$tmp/om"; return 1; }
-	# every device, as a timer would write it for node_exporter
-	vc stats -o openmetrics > "$tmp/om" && "$OM_CHECK" "$tmp/om" &&
-		[ "$(tail -n1 "$tmp/om")" = "# EOF" ]
+	# every device
+	vc -j show > "$tmp/d" && vc stats -o openmetrics > "$tmp/om" &&
+		"$OM_CHECK" --devices-json "$tmp/d" "$tmp/om" &&
+		[ "$(tail -n1 "$tmp/om")" = "# EOF" ] || return 1
+	# as the textfile timer writes it for node_exporter: what promtool
+	# takes without a problem, status and counters
+	[ -x "$PROMTOOL" ] || { echo "no promtool at $PROMTOOL (scripts/install-deps)"; return 1; }
+	{ vc -o prometheus status && vc -o prometheus stats; } > "$tmp/prom" || return 1
+	"$PROMTOOL" check metrics < "$tmp/prom" || { cat "$tmp/prom"; return 1; }
+	grep -q '^vhost_status_info{state="active",' "$tmp/prom" &&
+		grep -q '^# TYPE vhost_tx_packets_total counter$' "$tmp/prom" &&
+		! grep -q '^# EOF' "$tmp/prom" || { cat "$tmp/prom"; return 1; }
 }
 
 # ---- tests: errors ------------------------------------------------------------
@@ -1658,6 +1731,7 @@ tests=(
 	mq_tap_set_by_tap_label_owner
 	udev_rule_applies
 	libvirt_hook
+	status
 	set_by_id
 	batch
 	queue_show_equals_sysfs
