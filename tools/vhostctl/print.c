@@ -894,12 +894,6 @@ void vh_print_metrics(FILE *f, struct vhost_stats_get_rsp_list *stats,
 	fflush(f);
 }
 
-void vh_print_openmetrics(FILE *f, struct vhost_stats_get_rsp_list *stats,
-			  struct vhost_dev_get_list *devs)
-{
-	vh_print_metrics(f, stats, devs, false);
-}
-
 /* ---- policy -------------------------------------------------------------- */
 
 /*

@@ -191,11 +191,6 @@ void vh_status_decide(struct vh_status *st)
 		 "the package is not built for this kernel (dkms status vhost-metamap; it needs linux-source-6.12 of the kernel's version)");
 }
 
-const char *vh_status_state_str(enum vh_state s)
-{
-	return state_names[s];
-}
-
 /* "defaults ..." or "policy ...": the line its show command prints. */
 static void print_line(FILE *f, const char *what,
 		       const struct vhost_defaults_get_rsp *d,

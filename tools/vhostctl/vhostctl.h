@@ -296,13 +296,8 @@ void vh_print_rates(struct vh_out *o, struct vhost_stats_get_rsp_list *cur,
 		    struct vhost_stats_get_rsp_list *prev, double seconds);
 /*
  * "stats -o openmetrics": the replies of stats as OpenMetrics text, one
- * metric family per counter, each sample labelled by its device as devs
- * has it (name, backend) and its queue; ends with "# EOF".
- */
-void vh_print_openmetrics(FILE *f, struct vhost_stats_get_rsp_list *stats,
-			  struct vhost_dev_get_list *devs);
-/*
- * The same, or with prometheus in Prometheus's text format (what
+ * metric family per counter, ends with "# EOF"; with prometheus, the same
+ * in Prometheus's text format (what
  * node_exporter's textfile collector reads: TYPE names the samples, no
  * UNIT, no "# EOF").  Samples are labelled by what names a VM's device
  * across its restarts: label, backend_ifname and queue_pair (see
@@ -402,7 +397,6 @@ void vh_status_collect(struct vh_status *st, const char *sysfs,
 void vh_status_decide(struct vh_status *st);
 void vh_status_kernel(struct vh_status *st);
 enum vh_module_from vh_module_from(const struct vh_module_status *m);
-const char *vh_status_state_str(enum vh_state s);
 /* text, JSON (-j) or OpenMetrics (-o openmetrics, an info metric) */
 void vh_print_status(FILE *f, const struct vh_opts *opts,
 		     const struct vh_status *st, const struct vh_status_devs *devs);
