@@ -905,9 +905,12 @@ void vhost_admin_get_defaults(struct net *net, struct vhost_admin_defaults *d)
 	spin_unlock(&an->lock);
 }
 
-/* Set the defaults d gives (d->set); the others keep theirs. */
+/*
+ * Set the defaults d gives (d->set), remove those of unset (bits
+ * VHOST_A_DEV_*, none of d->set's); the others keep theirs.
+ */
 void vhost_admin_set_defaults(struct net *net,
-			      const struct vhost_admin_defaults *d)
+			      const struct vhost_admin_defaults *d, u32 unset)
 {
 	struct vhost_admin_net *an = vhost_admin_net(net);
 	int i, attr;
@@ -920,7 +923,7 @@ void vhost_admin_set_defaults(struct net *net,
 			vhost_tunables_set(&an->defaults.tun, attr,
 					   vhost_tunables_get(&d->tun, attr));
 	}
-	an->defaults.set |= d->set;
+	an->defaults.set = (an->defaults.set | d->set) & ~unset;
 	spin_unlock(&an->lock);
 }
 

@@ -107,7 +107,7 @@ struct vhost_admin_defaults {
 
 void vhost_admin_get_defaults(struct net *net, struct vhost_admin_defaults *d);
 void vhost_admin_set_defaults(struct net *net,
-			      const struct vhost_admin_defaults *d);
+			      const struct vhost_admin_defaults *d, u32 unset);
 
 bool vhost_admin_tenant(struct net *net);
 void vhost_admin_get_policy(struct net *net, struct vhost_admin_policy *pol);

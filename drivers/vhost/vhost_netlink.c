@@ -528,6 +528,24 @@ static int vhost_nl_dev_set_allowed(struct sk_buff *skb,
 	return 0;
 }
 
+/* Removing a default (tunables, VHOST_TUNABLE_*) needs what setting it does. */
+static int vhost_nl_unset_allowed(struct sk_buff *skb, struct genl_info *info,
+				  struct net *net, u32 tunables)
+{
+	struct vhost_admin_policy pol;
+
+	if (!tunables || netlink_capable(skb, CAP_NET_ADMIN))
+		return 0;
+	vhost_admin_get_policy(net, &pol);
+	if (tunables & ~pol.grants) {
+		NL_SET_ERR_MSG_ATTR(info->extack,
+				    info->attrs[VHOST_A_DEV_DEFAULTS_UNSET],
+				    "defaults-unset names a tunable" VHOST_NL_NOT_GRANTED);
+		return -EPERM;
+	}
+	return 0;
+}
+
 /* The request's tunables over the device's (tun, a copy of them). */
 static void vhost_nl_tunables_apply(struct nlattr **tb,
 				    struct vhost_tunables *tun)
@@ -755,20 +773,36 @@ int vhost_nl_defaults_get_doit(struct sk_buff *skb, struct genl_info *info)
 int vhost_nl_defaults_set_doit(struct sk_buff *skb, struct genl_info *info)
 {
 	struct net *net = genl_info_net(info);
+	struct nlattr *unset_attr = info->attrs[VHOST_A_DEV_DEFAULTS_UNSET];
 	struct vhost_admin_defaults d = {};
+	u32 unset = 0, unset_tun = 0;
 	struct nlattr *attr;
 	int i, err;
 
+	if (unset_attr)
+		unset_tun = nla_get_uint(unset_attr);
+	if (unset_tun & VHOST_TUNABLE_LABEL) {
+		NL_SET_ERR_MSG_ATTR(info->extack, unset_attr,
+				    "the label has no default");
+		return -EINVAL;
+	}
 	/* The label, last, is no default (nor in the op's attributes). */
 	for (i = 0; i < VHOST_ADMIN_NTUNABLES - 1; i++) {
+		if (unset_tun & vhost_admin_tunables[i].grant)
+			unset |= BIT(vhost_admin_tunables[i].attr);
 		attr = info->attrs[vhost_admin_tunables[i].attr];
 		if (!attr)
 			continue;
+		if (unset_tun & vhost_admin_tunables[i].grant) {
+			NL_SET_ERR_MSG_ATTR(info->extack, attr,
+					    "a default both given and removed");
+			return -EINVAL;
+		}
 		d.set |= BIT(nla_type(attr));
 		vhost_tunables_set(&d.tun, nla_type(attr), nla_get_u32(attr));
 	}
-	if (!d.set) {
-		NL_SET_ERR_MSG(info->extack, "no default to set");
+	if (!d.set && !unset) {
+		NL_SET_ERR_MSG(info->extack, "no default to set or remove");
 		return -EINVAL;
 	}
 	if (d.tun.metamap != VHOST_METAMAP_MODE_OFF &&
@@ -781,7 +815,9 @@ int vhost_nl_defaults_set_doit(struct sk_buff *skb, struct genl_info *info)
 	err = vhost_nl_dev_set_allowed(skb, info, net,
 				       VHOST_ADMIN_NTUNABLES - 1);
 	if (!err)
-		vhost_admin_set_defaults(net, &d);
+		err = vhost_nl_unset_allowed(skb, info, net, unset_tun);
+	if (!err)
+		vhost_admin_set_defaults(net, &d, unset);
 	return err;
 }
 

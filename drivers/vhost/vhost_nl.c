@@ -81,11 +81,12 @@ static const struct nla_policy vhost_policy_set_nl_policy[VHOST_A_POLICY_BUSYPOL
 };
 
 /* VHOST_CMD_DEFAULTS_SET - do */
-static const struct nla_policy vhost_defaults_set_nl_policy[VHOST_A_DEV_METAMAP + 1] = {
+static const struct nla_policy vhost_defaults_set_nl_policy[VHOST_A_DEV_DEFAULTS_UNSET + 1] = {
 	[VHOST_A_DEV_ADMIN_BUSYPOLL_US] = NLA_POLICY_FULL_RANGE(NLA_U32, &vhost_a_dev_admin_busypoll_us_range),
 	[VHOST_A_DEV_ZEROCOPY] = NLA_POLICY_MAX(NLA_U32, 1),
 	[VHOST_A_DEV_ZCOPY_MIN_LEN] = NLA_POLICY_FULL_RANGE(NLA_U32, &vhost_a_dev_zcopy_min_len_range),
 	[VHOST_A_DEV_METAMAP] = NLA_POLICY_MAX(NLA_U32, 2),
+	[VHOST_A_DEV_DEFAULTS_UNSET] = NLA_POLICY_MASK(NLA_UINT, 0x1f),
 };
 
 /* Ops table for vhost */
@@ -153,7 +154,7 @@ static const struct genl_split_ops vhost_nl_ops[] = {
 		.cmd		= VHOST_CMD_DEFAULTS_SET,
 		.doit		= vhost_nl_defaults_set_doit,
 		.policy		= vhost_defaults_set_nl_policy,
-		.maxattr	= VHOST_A_DEV_METAMAP,
+		.maxattr	= VHOST_A_DEV_DEFAULTS_UNSET,
 		.flags		= GENL_UNS_ADMIN_PERM | GENL_CMD_CAP_DO,
 	},
 };

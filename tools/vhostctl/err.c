@@ -88,6 +88,54 @@ static void attr_info(const char *s, char *buf, size_t len)
 	buf[i] = '\0';
 }
 
+/*
+ * The attributes whose values the kernel checks against the spec's
+ * bounds, by the name YNL reports, with vhostctl's keyword and the bounds.
+ */
+static const struct {
+	const char *attr;
+	const char *key;
+	unsigned int min, max;
+} ranges[] = {
+	{ "admin-busypoll-us", "busypoll-us", 0, VHOST_BUSYPOLL_US_MAX },
+	{ "zcopy-min-len", "zcopy-min-len", VHOST_ZCOPY_MIN_LEN_MIN,
+	  VHOST_ZCOPY_MIN_LEN_MAX },
+	{ "busypoll-us-max", "busypoll-us-max", 0, VHOST_BUSYPOLL_US_MAX },
+	{ "zerocopy", "zerocopy", 0, 1 },
+	{ "metamap", "metamap", VHOST_METAMAP_MODE_OFF, VHOST_METAMAP_MODE_BATCH },
+};
+
+/*
+ * The extended ACK names a bounded attribute ("(bad attribute: .x") that
+ * msg does not: " (KEYWORD: MIN to MAX)" into buf, else "" (a device
+ * not found needs no attribute).
+ */
+static void bad_attr(const char *rest, const char *msg, char *buf, size_t len)
+{
+	const char *p = strstr(rest, "' (bad attribute: .");
+	char name[64];
+	unsigned int i;
+	size_t n;
+
+	buf[0] = '\0';
+	if (!p)
+		return;
+	p += strlen("' (bad attribute: .");
+	n = strcspn(p, ",)");
+	if (!n || n >= sizeof(name))
+		return;
+	snprintf(name, sizeof(name), "%.*s", (int)n, p);
+	for (i = 0; i < ARRAY_SIZE(ranges); i++) {
+		if (strcmp(name, ranges[i].attr))
+			continue;
+		if (strstr(msg, ranges[i].attr) || strstr(msg, ranges[i].key))
+			return;
+		snprintf(buf, len, " (%s: %u to %u)", ranges[i].key,
+			 ranges[i].min, ranges[i].max);
+		return;
+	}
+}
+
 void vh_err_format(const struct ynl_error *e, const char *dev, char *buf,
 		   size_t len)
 {
@@ -95,7 +143,12 @@ void vh_err_format(const struct ynl_error *e, const char *dev, char *buf,
 	const char *rest = after_prefix(e->msg, KERNEL_ERROR);
 
 	if (rest && quoted_msg(rest, msg, sizeof(msg))) {
-		sentence(buf, len, "Error", msg);
+		size_t n = strlen(msg);
+
+		if (n && msg[n - 1] == '.')
+			msg[--n] = '\0';
+		bad_attr(rest, msg, info, sizeof(info));
+		snprintf(buf, len, "Error: %s%s.", msg, info);
 	} else if (rest) {
 		attr_info(rest, info, sizeof(info));
 		snprintf(buf, len, "Error: %s (%s).", strerror(e->code), info);

@@ -558,6 +558,39 @@ static int parse_set(struct vh_req *req, int argc, char **argv)
 
 /* ---- defaults ------------------------------------------------------------ */
 
+static int parse_grants(struct vh_req *req, const char *key,
+			const char *expected, const char *s, uint64_t *grants);
+
+#define UNSET_EXPECTED	"expected \"all\" or a comma-separated list of busypoll-us, zerocopy, zcopy-min-len, metamap"
+
+uint64_t vh_set_tunables(const struct vh_set *set)
+{
+	uint64_t t = 0;
+	unsigned int i;
+
+	for (i = 0; i < ARRAY_SIZE(set_params); i++)
+		if (set->mask & VH_BIT(set_params[i].attr))
+			t |= set_params[i].tunable;
+	return t;
+}
+
+/* unset { all | TUNABLE[,TUNABLE...] }: the defaults to remove. */
+static int parse_unset(struct vh_req *req, const char *s)
+{
+	if (req->set.unset)
+		return perr(req, "Duplicate argument \"unset\"");
+	if (!strcmp(s, "none"))
+		return perr(req, "Invalid \"unset\" value \"none\", " UNSET_EXPECTED);
+	if (parse_grants(req, "unset", UNSET_EXPECTED, s, &req->set.unset))
+		return -1;
+	if (!strcmp(s, "all"))
+		req->set.unset &= ~(uint64_t)VHOST_TUNABLE_LABEL;
+	if (req->set.unset & VHOST_TUNABLE_LABEL)
+		return perr(req, "Invalid \"unset\" value \"%s\": a label has no default",
+			    s);
+	return 0;
+}
+
 /* show defaults; set defaults { busypoll-us N | zerocopy on|off | ... } ... */
 static int parse_defaults_cmd(struct vh_req *req, const char *cmd, int argc,
 			      char **argv)
@@ -575,14 +608,22 @@ static int parse_defaults_cmd(struct vh_req *req, const char *cmd, int argc,
 			req->cmd = VH_CMD_HELP;
 			return 0;
 		}
+		if (!strcmp(*argv, "unset")) {
+			if (next_value(req, &argc, &argv) ||
+			    parse_unset(req, *argv))
+				return -1;
+			continue;
+		}
 		if (!p || p->attr == VHOST_A_DEV_LABEL)
 			return unknown_word(req, *argv);
 		if (next_value(req, &argc, &argv) ||
 		    parse_set_value(req, p, *argv))
 			return -1;
 	}
-	if (!req->set.mask)
-		return perr(req, "Nothing to set, give busypoll-us, zerocopy, zcopy-min-len or metamap");
+	if (vh_set_tunables(&req->set) & req->set.unset)
+		return perr(req, "Argument \"unset\" names a default that is also given");
+	if (!req->set.mask && !req->set.unset)
+		return perr(req, "Nothing to set, give busypoll-us, zerocopy, zcopy-min-len, metamap or unset");
 	return 0;
 }
 
@@ -590,8 +631,13 @@ static int parse_defaults_cmd(struct vh_req *req, const char *cmd, int argc,
 
 #define GRANT_EXPECTED	"expected \"none\", \"all\" or a comma-separated list of busypoll-us, zerocopy, zcopy-min-len, metamap, label"
 
-/* grant { none | all | KEYWORD[,KEYWORD...] }: the keywords of "dev set". */
-static int parse_grants(struct vh_req *req, const char *s, uint64_t *grants)
+/*
+ * grant { none | all | KEYWORD[,KEYWORD...] }: the keywords of "dev set"
+ * (key and expected: the argument's name and what it takes, for the
+ * message).
+ */
+static int parse_grants(struct vh_req *req, const char *key,
+			const char *expected, const char *s, uint64_t *grants)
 {
 	const char *p = s, *end;
 	uint64_t mask = 0;
@@ -612,8 +658,8 @@ static int parse_grants(struct vh_req *req, const char *s, uint64_t *grants)
 			    !strncmp(p, set_params[i].key, end - p))
 				found = &set_params[i];
 		if (!found)
-			return perr(req, "Invalid \"grant\" value \"%s\", " GRANT_EXPECTED,
-				    s);
+			return perr(req, "Invalid \"%s\" value \"%s\", %s",
+				    key, s, expected);
 		mask |= found->tunable;
 		if (!*end)
 			break;
@@ -638,7 +684,8 @@ static int parse_policy_set(struct vh_req *req, int argc, char **argv)
 				return -1;
 			if (pol->mask & VH_BIT(VHOST_A_POLICY_GRANTS))
 				return perr(req, "Duplicate argument \"grant\"");
-			if (parse_grants(req, *argv, &pol->grants))
+			if (parse_grants(req, "grant", GRANT_EXPECTED, *argv,
+					 &pol->grants))
 				return -1;
 			pol->mask |= VH_BIT(VHOST_A_POLICY_GRANTS);
 			continue;
@@ -773,6 +820,27 @@ static int parse_monitor(struct vh_opts *opts, struct vh_req *req, int argc,
 	return 0;
 }
 
+/* apply [ check ] FILE */
+static int parse_apply(struct vh_req *req, int argc, char **argv)
+{
+	req->cmd = VH_CMD_APPLY;
+	if (argc > 0 && !strcmp(*argv, "help")) {
+		req->cmd = VH_CMD_HELP;
+		return 0;
+	}
+	if (argc > 1 && !strcmp(*argv, "check")) {
+		req->check = true;
+		argc--, argv++;
+	}
+	if (argc < 1)
+		return perr(req, "File name is missing, give \"apply [ check ] FILE\"");
+	if (argc > 1)
+		return perr(req, "Unknown keyword \"%s\" after the file name",
+			    argv[1]);
+	req->file = *argv;
+	return 0;
+}
+
 static int parse_object(struct vh_opts *opts, struct vh_req *req, int argc,
 			char **argv)
 {
@@ -813,6 +881,8 @@ static int parse_object(struct vh_opts *opts, struct vh_req *req, int argc,
 		req->cmd = VH_CMD_STATUS;
 		return argc ? unknown_word(req, *argv) : 0;
 	}
+	if (!strcmp(obj, "apply"))
+		return parse_apply(req, argc, argv);
 	if (!strcmp(obj, "help")) {
 		req->cmd = VH_CMD_HELP;
 		return 0;
@@ -903,6 +973,33 @@ int vh_parse_cmdline(int argc, char **argv, struct vh_opts *opts,
 	return vh_parse_command(argc, argv, opts, req);
 }
 
+int vh_parse_apply_line(char *line, const char **netns, struct vh_req *req)
+{
+	char *words[VH_LINE_MAX_WORDS], **w = words;
+	struct vh_opts opts = {};
+	int n;
+
+	*netns = NULL;
+	n = vh_split_line(line, words, ARRAY_SIZE(words), req);
+	if (n <= 0)
+		return n;
+	if (!strcmp(*w, "-n") || !strcmp(*w, "--netns")) {
+		if (n < 2)
+			return perr(req, "Missing value for \"%s\"", *w);
+		*netns = w[1];
+		w += 2;
+		n -= 2;
+		if (!n)
+			return perr(req, "Command is missing after \"-n %s\"",
+				    *netns);
+	}
+	if (vh_parse_command(n, w, &opts, req))
+		return -1;
+	if (req->cmd != VH_CMD_DEFAULTS_SET && req->cmd != VH_CMD_POLICY_SET)
+		return perr(req, "Not a line of an apply file, which holds \"set defaults\" and \"set policy\" commands only");
+	return 1;
+}
+
 int vh_split_line(char *line, char **argv, int max, struct vh_req *req)
 {
 	char *in = line, *out = line;
@@ -951,6 +1048,7 @@ void vh_usage(FILE *f, enum vh_help which)
 			"       vhostctl [ OPTIONS ] { show | set | stats } ...\n"
 			"       vhostctl [ OPTIONS ] monitor [ -t ] [ watch ]\n"
 			"       vhostctl [ OPTIONS ] status\n"
+			"       vhostctl [ OPTIONS ] apply [ check ] FILE\n"
 			"       vhostctl [ OPTIONS ] -b FILE\n"
 			"where  OBJECT := { dev | queue | policy }\n"
 			"       OPTIONS := { -j | --json | -p | --pretty | -s | --stats |\n"
@@ -967,7 +1065,8 @@ void vh_usage(FILE *f, enum vh_help which)
 			"       vhostctl dev set [ dev ] DEV [ busypoll-us USEC ] [ zerocopy { on | off } ]\n"
 			"                                    [ zcopy-min-len BYTES ] [ metamap { off | batch | map } ]\n"
 			"                                    [ label LABEL ]\n"
-			"       vhostctl { show defaults | set defaults [ busypoll-us USEC ] ... }\n"
+			"       vhostctl { show defaults | set defaults [ busypoll-us USEC ] ...\n"
+			"                                 [ unset { all | TUNABLE[,TUNABLE...] } ] }\n"
 			"       vhostctl dev stats [ [ dev ] DEV ] [ scope { device | queue } ]\n"
 			"                          [ -i SECONDS [ -c COUNT ] ] [ -o FORMAT ]\n"
 			"       vhostctl dev help\n"

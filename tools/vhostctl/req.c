@@ -152,7 +152,34 @@ struct vhost_defaults_set_req *vh_defaults_set_req(const struct vh_set *set)
 		vhost_defaults_set_req_set_zcopy_min_len(req, set->zcopy_min_len);
 	if (set->mask & VH_BIT(VHOST_A_DEV_METAMAP))
 		vhost_defaults_set_req_set_metamap(req, set->metamap);
+	if (set->unset)
+		vhost_defaults_set_req_set_defaults_unset(req, set->unset);
 	return req;
+}
+
+void vh_defaults_restore(const struct vhost_defaults_get_rsp *d,
+			 uint64_t touched, struct vh_set *set)
+{
+	memset(set, 0, sizeof(*set));
+	if ((touched & VHOST_TUNABLE_ADMIN_BUSYPOLL_US) &&
+	    d->_present.admin_busypoll_us) {
+		set->mask |= VH_BIT(VHOST_A_DEV_ADMIN_BUSYPOLL_US);
+		set->busypoll_us = d->admin_busypoll_us;
+	}
+	if ((touched & VHOST_TUNABLE_ZEROCOPY) && d->_present.zerocopy) {
+		set->mask |= VH_BIT(VHOST_A_DEV_ZEROCOPY);
+		set->zerocopy = d->zerocopy;
+	}
+	if ((touched & VHOST_TUNABLE_ZCOPY_MIN_LEN) &&
+	    d->_present.zcopy_min_len) {
+		set->mask |= VH_BIT(VHOST_A_DEV_ZCOPY_MIN_LEN);
+		set->zcopy_min_len = d->zcopy_min_len;
+	}
+	if ((touched & VHOST_TUNABLE_METAMAP) && d->_present.metamap) {
+		set->mask |= VH_BIT(VHOST_A_DEV_METAMAP);
+		set->metamap = d->metamap;
+	}
+	set->unset = touched & ~vh_set_tunables(set);
 }
 
 struct vhost_policy_set_req *vh_policy_set_req(const struct vh_policy *policy)

@@ -28,8 +28,6 @@
 /* A command ended by SIGINT or SIGTERM: a batch stops there too. */
 static bool interrupted;
 
-/* Words of a line of a batch, at most. */
-#define BATCH_MAX_WORDS	64
 
 static int oom(void)
 {
@@ -886,6 +884,8 @@ static int cmd_status(const struct vh_opts *opts)
 	return st.state == VH_STATE_INACTIVE ? -1 : 0;
 }
 
+static int cmd_apply(const struct vh_req *req);
+
 static int run(struct ynl_sock *ys, const struct vh_opts *opts,
 	       const struct vh_req *req)
 {
@@ -913,6 +913,8 @@ static int run(struct ynl_sock *ys, const struct vh_opts *opts,
 		return cmd_defaults_set(ys, req);
 	case VH_CMD_STATUS:
 		return cmd_status(opts);
+	case VH_CMD_APPLY:	/* a line of a batch */
+		return cmd_apply(req) ? -1 : 0;
 	default:
 		return -1;
 	}
@@ -939,7 +941,8 @@ static struct ynl_sock *sock_open(void)
 static int run_line(struct ynl_sock **ys, const struct vh_opts *opts,
 		    const struct vh_req *req)
 {
-	if (req->cmd != VH_CMD_HELP && req->cmd != VH_CMD_STATUS && !*ys) {
+	if (req->cmd != VH_CMD_HELP && req->cmd != VH_CMD_STATUS &&
+	    req->cmd != VH_CMD_APPLY && !*ys) {
 		*ys = sock_open();
 		if (!*ys)
 			return VH_EXIT_FAIL;
@@ -955,7 +958,7 @@ static int run_line(struct ynl_sock **ys, const struct vh_opts *opts,
  */
 static int run_batch(const struct vh_opts *opts, FILE *f)
 {
-	char *line = NULL, *words[BATCH_MAX_WORDS];
+	char *line = NULL, *words[VH_LINE_MAX_WORDS];
 	int lineno = 0, status = VH_EXIT_OK;
 	struct ynl_sock *ys = NULL;
 	size_t cap = 0;
@@ -992,6 +995,274 @@ static int run_batch(const struct vh_opts *opts, FILE *f)
 	if (ys)
 		ynl_sock_destroy(ys);
 	return status;
+}
+
+/* ---- apply ---------------------------------------------------------------- */
+
+/* A namespace an apply file acts in: its socket and what it held before. */
+struct apply_ns {
+	char *name;		/* -n NAME of its lines; NULL: vhostctl's own */
+	struct ynl_sock *ys;
+	struct vhost_defaults_get_rsp *d0;
+	struct vhost_policy_get_rsp *p0;
+	uint64_t touched;	/* the defaults its lines set or unset */
+	bool defaults_sent, policy_sent;
+};
+
+struct apply_line {
+	int lineno;
+	int ns;			/* index into the namespaces */
+	char *buf;		/* the line, which req points into */
+	struct vh_req req;
+};
+
+struct apply {
+	const char *file;
+	struct apply_line *lines;
+	int nlines;
+	struct apply_ns *ns;
+	int nns;
+	int home;		/* vhostctl's own network namespace */
+};
+
+static int apply_ns_index(struct apply *a, const char *name)
+{
+	struct apply_ns *ns;
+	int i;
+
+	for (i = 0; i < a->nns; i++)
+		if ((!name && !a->ns[i].name) ||
+		    (name && a->ns[i].name && !strcmp(name, a->ns[i].name)))
+			return i;
+	ns = realloc(a->ns, (a->nns + 1) * sizeof(*ns));
+	if (!ns)
+		return oom();
+	a->ns = ns;
+	memset(&ns[a->nns], 0, sizeof(*ns));
+	if (name) {
+		ns[a->nns].name = strdup(name);
+		if (!ns[a->nns].name)
+			return oom();
+	}
+	return a->nns++;
+}
+
+/* Read and parse every line: 0, or VH_EXIT_USAGE (said) or -1 (said). */
+static int apply_read(struct apply *a, FILE *f)
+{
+	char *line = NULL;
+	int lineno = 0, r = 0;
+	size_t cap = 0;
+
+	while (getline(&line, &cap, f) >= 0) {
+		struct apply_line *l;
+		const char *netns;
+		char *buf;
+
+		lineno++;
+		buf = strdup(line);
+		if (!buf) {
+			r = oom();
+			break;
+		}
+		l = realloc(a->lines, (a->nlines + 1) * sizeof(*l));
+		if (!l) {
+			free(buf);
+			r = oom();
+			break;
+		}
+		a->lines = l;
+		l = &l[a->nlines];
+		l->lineno = lineno;
+		l->buf = buf;
+		r = vh_parse_apply_line(buf, &netns, &l->req);
+		if (r < 0) {
+			fprintf(stderr, "%s:%d: %s; nothing applied.\n",
+				a->file, lineno, l->req.err);
+			free(buf);
+			r = VH_EXIT_USAGE;
+			break;
+		}
+		if (!r) {
+			free(buf);
+			continue;
+		}
+		l->ns = apply_ns_index(a, netns);
+		a->nlines++;
+		if (l->ns < 0) {
+			r = -1;
+			break;
+		}
+		r = 0;
+	}
+	if (!r && ferror(f)) {
+		fprintf(stderr, "Error: reading \"%s\": %s.\n", a->file,
+			strerror(errno));
+		r = -1;
+	}
+	free(line);
+	return r;
+}
+
+/*
+ * Each namespace's socket (opened in it: generic netlink answers about
+ * the socket's namespace) and what it holds now; a "set policy" line
+ * where no policy applies is refused here, before anything is sent.
+ */
+static int apply_prepare(struct apply *a)
+{
+	int i;
+
+	for (i = 0; i < a->nns; i++) {
+		struct apply_ns *ns = &a->ns[i];
+
+		if (ns->name && netns_switch(ns->name))
+			return -1;
+		ns->ys = sock_open();
+		if (ns->name && setns(a->home, CLONE_NEWNET)) {
+			fprintf(stderr, "Error: returning to vhostctl's network namespace: %s.\n",
+				strerror(errno));
+			return -1;
+		}
+		if (!ns->ys)
+			return -1;
+		ns->d0 = vhost_defaults_get(ns->ys);
+		if (!ns->d0)
+			return fail(ns->ys, NULL);
+		ns->p0 = vhost_policy_get(ns->ys);
+		if (!ns->p0)
+			return fail(ns->ys, NULL);
+	}
+	for (i = 0; i < a->nlines; i++) {
+		struct apply_line *l = &a->lines[i];
+		struct apply_ns *ns = &a->ns[l->ns];
+
+		if (l->req.cmd == VH_CMD_POLICY_SET && !ns->p0->tenant) {
+			fprintf(stderr, "%s:%d: no vhost policy applies in %s%s%s, its administrators are the host's; nothing applied.\n",
+				a->file, l->lineno,
+				ns->name ? "network namespace \"" : "this network namespace",
+				ns->name ? ns->name : "", ns->name ? "\"" : "");
+			return -1;
+		}
+	}
+	return 0;
+}
+
+/* Put back what the namespaces held before: 0, or -1 when it failed. */
+static int apply_undo(struct apply *a)
+{
+	int i, r = 0;
+
+	for (i = 0; i < a->nns; i++) {
+		struct apply_ns *ns = &a->ns[i];
+		struct vh_req req = {};
+
+		if (ns->defaults_sent) {
+			vh_defaults_restore(ns->d0, ns->touched, &req.set);
+			if ((req.set.mask || req.set.unset) &&
+			    cmd_defaults_set(ns->ys, &req))
+				r = -1;
+		}
+		if (ns->policy_sent) {
+			req.policy.mask = VH_BIT(VHOST_A_POLICY_GRANTS) |
+					  VH_BIT(VHOST_A_POLICY_BUSYPOLL_US_MAX);
+			req.policy.grants = ns->p0->grants;
+			req.policy.busypoll_us_max = ns->p0->busypoll_us_max;
+			if (cmd_policy_set(ns->ys, &req))
+				r = -1;
+		}
+		if (r)
+			fprintf(stderr, "Error: %s%s%s keeps part of \"%s\": putting back what it held failed.\n",
+				ns->name ? "network namespace \"" : "this network namespace",
+				ns->name ? ns->name : "", ns->name ? "\"" : "",
+				a->file);
+	}
+	return r;
+}
+
+/* Every line, in order; the first the kernel refuses undoes the others. */
+static int apply_send(struct apply *a)
+{
+	int i;
+
+	for (i = 0; i < a->nlines; i++) {
+		struct apply_line *l = &a->lines[i];
+		struct apply_ns *ns = &a->ns[l->ns];
+		int r;
+
+		if (l->req.cmd == VH_CMD_DEFAULTS_SET) {
+			ns->defaults_sent = true;
+			ns->touched |= vh_set_tunables(&l->req.set) |
+				       l->req.set.unset;
+			r = cmd_defaults_set(ns->ys, &l->req);
+		} else {
+			ns->policy_sent = true;
+			r = cmd_policy_set(ns->ys, &l->req);
+		}
+		if (!r)
+			continue;
+		if (apply_undo(a))
+			fprintf(stderr, "Command failed %s:%d\n", a->file,
+				l->lineno);
+		else
+			fprintf(stderr, "Command failed %s:%d: the lines before it undone, nothing applied.\n",
+				a->file, l->lineno);
+		return -1;
+	}
+	return 0;
+}
+
+/*
+ * apply [ check ] FILE: every line is read and checked, each namespace
+ * read, before anything is sent; then the lines are sent in order, and
+ * the first the kernel refuses puts back what the namespaces held.
+ * check stops before sending.
+ */
+static int cmd_apply(const struct vh_req *req)
+{
+	struct apply a = { .file = req->file, .home = -1 };
+	FILE *f;
+	int i, r;
+
+	f = strcmp(a.file, "-") ? fopen(a.file, "r") : stdin;
+	if (!f) {
+		fprintf(stderr, "Error: cannot open \"%s\": %s.\n", a.file,
+			strerror(errno));
+		return VH_EXIT_FAIL;
+	}
+	r = apply_read(&a, f);
+	if (f != stdin)
+		fclose(f);
+	if (!r) {
+		a.home = open("/proc/self/ns/net", O_RDONLY | O_CLOEXEC);
+		if (a.home < 0) {
+			fprintf(stderr, "Error: cannot open vhostctl's network namespace: %s.\n",
+				strerror(errno));
+			r = -1;
+		}
+	}
+	if (!r)
+		r = apply_prepare(&a);
+	if (!r && !req->check)
+		r = apply_send(&a);
+	for (i = 0; i < a.nlines; i++)
+		free(a.lines[i].buf);
+	free(a.lines);
+	for (i = 0; i < a.nns; i++) {
+		if (a.ns[i].d0)
+			vhost_defaults_get_rsp_free(a.ns[i].d0);
+		if (a.ns[i].p0)
+			vhost_policy_get_rsp_free(a.ns[i].p0);
+		if (a.ns[i].ys)
+			ynl_sock_destroy(a.ns[i].ys);
+		free(a.ns[i].name);
+	}
+	free(a.ns);
+	if (a.home >= 0)
+		close(a.home);
+	if (r == VH_EXIT_USAGE)
+		return r;
+	return r ? VH_EXIT_FAIL : VH_EXIT_OK;
 }
 
 int main(int argc, char **argv)
@@ -1038,6 +1309,8 @@ int main(int argc, char **argv)
 			fclose(batch);
 		return r;
 	}
+	if (req.cmd == VH_CMD_APPLY)
+		return cmd_apply(&req);
 	/* status says whether the family is there: it needs none */
 	if (req.cmd == VH_CMD_STATUS)
 		return cmd_status(&opts) ? VH_EXIT_FAIL : VH_EXIT_OK;

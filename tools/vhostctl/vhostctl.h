@@ -77,6 +77,7 @@ enum vh_cmd {
 	VH_CMD_DEFAULTS_SHOW,	/* show defaults */
 	VH_CMD_DEFAULTS_SET,	/* set defaults ... */
 	VH_CMD_STATUS,		/* status */
+	VH_CMD_APPLY,		/* apply [ check ] FILE */
 };
 
 enum vh_help {
@@ -126,6 +127,7 @@ struct vh_set {
 	uint32_t zerocopy;
 	uint32_t metamap;
 	const char *label;	/* VHOST_A_DEV_LABEL: "" removes it */
+	uint64_t unset;		/* set defaults unset: enum vhost_tunable */
 };
 
 #define VH_BIT(a)		(1u << (a))
@@ -151,6 +153,8 @@ struct vh_req {
 	struct vh_set set;
 	struct vh_policy policy;	/* policy set */
 	bool watch;		/* monitor watch: the read-only group */
+	const char *file;	/* apply: the file */
+	bool check;		/* apply check: validate only */
 	char err[256];		/* parse error message, when parsing failed */
 };
 
@@ -175,6 +179,17 @@ int vh_parse_command(int argc, char **argv, struct vh_opts *opts,
  * at most max - 1 with argv[n] = NULL, or -1 with req->err set.
  */
 int vh_split_line(char *line, char **argv, int max, struct vh_req *req);
+/* Words of a line of a batch or of an apply file, at most. */
+#define VH_LINE_MAX_WORDS	64
+/*
+ * A line of an apply file, in place: [ -n NETNS ] followed by "set
+ * defaults ..." or "set policy ..." ("policy set ..."), as on the command
+ * line.  Returns 0 for a line with nothing to do, 1 for a command in req
+ * (*netns: the -n namespace, or NULL), or -1 with req->err set.
+ */
+int vh_parse_apply_line(char *line, const char **netns, struct vh_req *req);
+/* The enum vhost_tunable bits of the tunables set->mask gives. */
+uint64_t vh_set_tunables(const struct vh_set *set);
 /* Strict unsigned 32-bit number: decimal or 0x hex, nothing else. */
 int vh_get_u32(const char *s, uint32_t *val);
 /* "vhost" followed by decimal digits, as the kernel names devices. */
@@ -206,6 +221,13 @@ struct vhost_stats_get_req_dump *vh_stats_dump_req(const uint32_t *dev_id,
 						   bool per_queue);
 struct vhost_policy_set_req *vh_policy_set_req(const struct vh_policy *policy);
 struct vhost_defaults_set_req *vh_defaults_set_req(const struct vh_set *set);
+/*
+ * What puts back the defaults d (read before an apply) for the tunables
+ * the apply touched (enum vhost_tunable): their values in d, and unset
+ * for those d has none of.
+ */
+void vh_defaults_restore(const struct vhost_defaults_get_rsp *d,
+			 uint64_t touched, struct vh_set *set);
 
 /* ---- errors (err.c) ---------------------------------------------------- */
 

@@ -291,7 +291,32 @@ static void test_parse_defaults(void)
 	if (d)
 		vhost_defaults_set_req_free(d);
 	CHECK(parse("set defaults", &o, &r) == -1);
-	CHECK_STR(r.err, "Nothing to set, give busypoll-us, zerocopy, zcopy-min-len or metamap");
+	CHECK_STR(r.err, "Nothing to set, give busypoll-us, zerocopy, zcopy-min-len, metamap or unset");
+	/* unset: the defaults removed, in the same request */
+	CHECK(parse("set defaults zerocopy on unset busypoll-us,metamap", &o, &r) == 0);
+	CHECK(r.set.unset == (VHOST_TUNABLE_ADMIN_BUSYPOLL_US |
+			      VHOST_TUNABLE_METAMAP));
+	d = vh_defaults_set_req(&r.set);
+	CHECK(d && d->_present.defaults_unset &&
+	      d->defaults_unset == (VHOST_TUNABLE_ADMIN_BUSYPOLL_US |
+				    VHOST_TUNABLE_METAMAP));
+	CHECK(d && d->_present.zerocopy && !d->_present.metamap);
+	if (d)
+		vhost_defaults_set_req_free(d);
+	CHECK(parse("set defaults unset all", &o, &r) == 0);
+	CHECK(r.set.unset == (VHOST_TUNABLE_ADMIN_BUSYPOLL_US |
+			      VHOST_TUNABLE_ZEROCOPY |
+			      VHOST_TUNABLE_ZCOPY_MIN_LEN |
+			      VHOST_TUNABLE_METAMAP) && !r.set.mask);
+	CHECK(parse("set defaults unset label", &o, &r) == -1);
+	CHECK_STR(r.err, "Invalid \"unset\" value \"label\": a label has no default");
+	CHECK(parse("set defaults unset none", &o, &r) == -1);
+	CHECK(parse("set defaults unset zerocopy,bogus", &o, &r) == -1);
+	CHECK_STR(r.err, "Invalid \"unset\" value \"zerocopy,bogus\", expected \"all\" or a comma-separated list of busypoll-us, zerocopy, zcopy-min-len, metamap");
+	CHECK(parse("set defaults zerocopy on unset zerocopy", &o, &r) == -1);
+	CHECK_STR(r.err, "Argument \"unset\" names a default that is also given");
+	CHECK(parse("set defaults unset zerocopy unset metamap", &o, &r) == -1);
+	CHECK_STR(r.err, "Duplicate argument \"unset\"");
 	CHECK(parse("set defaults label x", &o, &r) == -1);
 	CHECK_STR(r.err, "Unknown keyword \"label\", try \"vhostctl dev help\"");
 	CHECK(parse("show defaults vhost0", &o, &r) == -1);
@@ -305,6 +330,64 @@ static void test_parse_defaults(void)
 	/* "show dev defaults": a TAP named defaults */
 	CHECK(parse("show dev defaults", &o, &r) == 0);
 	CHECK(r.cmd == VH_CMD_SHOW && r.sel.kind == VH_SEL_IFNAME);
+}
+
+/* vh_defaults_restore(): what an apply puts back, for what it touched. */
+static void test_defaults_restore(void)
+{
+	struct vhost_defaults_get_rsp d0 = {};
+	struct vh_set set;
+
+	/* before: busypoll-us 10 and metamap batch */
+	d0._present.admin_busypoll_us = 1;
+	d0.admin_busypoll_us = 10;
+	d0._present.metamap = 1;
+	d0.metamap = VHOST_METAMAP_MODE_BATCH;
+	/* the apply touched busypoll-us and zerocopy */
+	vh_defaults_restore(&d0, VHOST_TUNABLE_ADMIN_BUSYPOLL_US |
+			    VHOST_TUNABLE_ZEROCOPY, &set);
+	CHECK(set.mask == VH_BIT(VHOST_A_DEV_ADMIN_BUSYPOLL_US));
+	CHECK(set.busypoll_us == 10);
+	CHECK(set.unset == VHOST_TUNABLE_ZEROCOPY);
+	/* metamap untouched: not sent (a tenant may not be granted it) */
+	vh_defaults_restore(&d0, VHOST_TUNABLE_ZCOPY_MIN_LEN, &set);
+	CHECK(!set.mask && set.unset == VHOST_TUNABLE_ZCOPY_MIN_LEN);
+	vh_defaults_restore(&d0, 0, &set);
+	CHECK(!set.mask && !set.unset);
+}
+
+/* A line of an apply file: [ -n NETNS ] set defaults|policy ... */
+static void test_parse_apply_line(void)
+{
+	const char *ns;
+	struct vh_req r;
+	char line[256];
+
+#define APPLY(s) (snprintf(line, sizeof(line), "%s", s), \
+		  vh_parse_apply_line(line, &ns, &r))
+	CHECK(APPLY("  # a comment\n") == 0);
+	CHECK(APPLY("\n") == 0);
+	CHECK(APPLY("set defaults busypoll-us 50 # tuned\n") == 1);
+	CHECK(r.cmd == VH_CMD_DEFAULTS_SET && !ns && r.set.busypoll_us == 50);
+	CHECK(APPLY("-n tenant1 set policy grant zerocopy busypoll-us-max 20") == 1);
+	CHECK(r.cmd == VH_CMD_POLICY_SET && ns && !strcmp(ns, "tenant1"));
+	CHECK(r.policy.grants == VHOST_TUNABLE_ZEROCOPY &&
+	      r.policy.busypoll_us_max == 20);
+	CHECK(APPLY("--netns t2 policy set grant none") == 1);
+	CHECK(ns && !strcmp(ns, "t2"));
+	CHECK(APPLY("-n t2 defaults set unset all") == -1);
+	CHECK(APPLY("set dev vhost0 zerocopy on") == -1);
+	CHECK_STR(r.err, "Not a line of an apply file, which holds \"set defaults\" and \"set policy\" commands only");
+	CHECK(APPLY("show defaults") == -1);
+	CHECK(APPLY("-n") == -1);
+	CHECK_STR(r.err, "Missing value for \"-n\"");
+	CHECK(APPLY("-n t3") == -1);
+	CHECK_STR(r.err, "Command is missing after \"-n t3\"");
+	CHECK(APPLY("set defaults busypoll-us 2000000 'x") == -1);
+	CHECK_STR(r.err, "Missing closing quote '");
+	CHECK(APPLY("set defaults zerocopy maybe") == -1);
+	CHECK_STR(r.err, "Invalid \"zerocopy\" value \"maybe\", expected \"on\" or \"off\"");
+#undef APPLY
 }
 
 static void test_parse_selectors(void)
@@ -2196,7 +2279,12 @@ static void test_errors(void)
 	CHECK_STR(f.ys->err.msg,
 		  "Kernel error: 'integer out of range' (bad attribute: .admin-busypoll-us)");
 	CHECK(f.ys->err.code == ERANGE);
-	CHECK_STR(out, "Error: integer out of range.");
+	/* named by vhostctl's keyword, with the spec's bounds */
+	CHECK_STR(out, "Error: integer out of range (busypoll-us: 0 to 1000000).");
+	fake_error(&f, NLMSG_ERROR, ERANGE, "integer out of range",
+		   OFFS_AFTER_NAME);
+	fake_set(&f, "set dev vhost0 zcopy-min-len 70000", out, sizeof(out));
+	CHECK_STR(out, "Error: integer out of range (zcopy-min-len: 256 to 65536).");
 
 	/* the device is not there: the kernel's words */
 	fake_error(&f, NLMSG_ERROR, ENODEV, "device not found", NLMSG_HDRLEN + GENL_HDRLEN);
@@ -2262,7 +2350,7 @@ static void test_errors(void)
 	fake_policy_set(&f, "set policy busypoll-us-max 1000001", out, sizeof(out));
 	CHECK_STR(f.ys->err.msg,
 		  "Kernel error: 'integer out of range' (bad attribute: .busypoll-us-max)");
-	CHECK_STR(out, "Error: integer out of range.");
+	CHECK_STR(out, "Error: integer out of range (busypoll-us-max: 0 to 1000000).");
 	fake_error(&f, NLMSG_ERROR, 0, NULL, 0);
 	fake_policy_set(&f, "set policy grant none", out, sizeof(out));
 	CHECK_STR(out, "(ok)");
@@ -2535,6 +2623,8 @@ static const struct {
 	{ "parse_device_selectors", test_parse_selectors },
 	{ "parse_owner_label", test_parse_owner_label },
 	{ "parse_defaults", test_parse_defaults },
+	{ "defaults_restore", test_defaults_restore },
+	{ "parse_apply_line", test_parse_apply_line },
 	{ "parse_commands", test_parse_commands },
 	{ "parse_errors", test_parse_errors },
 	{ "parse_policy", test_parse_policy },

@@ -1171,6 +1171,43 @@ t_stats_openmetrics() {
 		! grep -q '^# EOF' "$tmp/prom" || { cat "$tmp/prom"; return 1; }
 }
 
+# A VM restarted (its devices closed, new ones opened on the TAP of the
+# same name, labelled again): new vhostN names, the same OpenMetrics
+# series, so a Prometheus server keeps one series per queue, not one per
+# boot of the VM.
+om_series() {	# the series of the TAP's devices, without their values
+	vc -o openmetrics stats dev "$1" scope queue | grep -v '^#' |
+		sed 's/} .*/}/' | sort
+}
+
+t_metrics_stable_across_recreation() {
+	local rctap=vhrc$$ names1 names2 other r=0
+
+	start_mq rc1 "$rctap" 2 || return 1
+	vc set dev "$rctap" label vm-rc || { stop_mq; return 1; }
+	names1=$(vc -j show dev "$rctap" | jq -c '[.[].name]')
+	om_series "$rctap" > "$tmp/series1" || r=1
+	stop_mq
+	# another device opened meanwhile takes an id the next ones skip
+	start_holder rcx -n 0 || return 1
+	other=$hold_pid
+	start_mq rc2 "$rctap" 2 || return 1
+	vc set dev "$rctap" label vm-rc || r=1
+	names2=$(vc -j show dev "$rctap" | jq -c '[.[].name]')
+	om_series "$rctap" > "$tmp/series2" || r=1
+	stop_mq
+	kill -TERM "$other"
+	wait "$other"
+	echo "before: $names1, after: $names2"
+	[ "$names1" != "$names2" ] || { echo "the same device names"; r=1; }
+	[ "$(wc -l < "$tmp/series1")" -ge 8 ] || { cat "$tmp/series1"; r=1; }
+	! grep -Eq '[{,]name="' "$tmp/series1" ||
+		{ echo "series named by device"; r=1; }
+	diff "$tmp/series1" "$tmp/series2" || r=1
+	head -n 2 "$tmp/series1"
+	return "$r"
+}
+
 # ---- tests: errors ------------------------------------------------------------
 
 # expect_error STATUS REGEX ARGS...: vhostctl ARGS fails with STATUS, one
@@ -1237,13 +1274,18 @@ t_err_cli_garbage() {
 	expect_error 2 '^Invalid "index" value "tx"$' vc queue show dev "$dev" index tx
 }
 
+# Range errors name the keyword and its bounds (the kernel's extended
+# ACK names the attribute).
 t_err_range_busypoll() {
-	expect_error 1 '^Error: .+\.$' vc set dev "$dev" busypoll-us 1000001
+	expect_error 1 '^Error: integer out of range \(busypoll-us: 0 to 1000000\)\.$' \
+		vc set dev "$dev" busypoll-us 1000001
 }
 
 t_err_range_zcopy_min_len() {
-	expect_error 1 '^Error: .+\.$' vc set dev "$dev" zcopy-min-len 0 &&
-	expect_error 1 '^Error: .+\.$' vc set dev "$dev" zcopy-min-len 65537
+	expect_error 1 '^Error: integer out of range \(zcopy-min-len: 256 to 65536\)\.$' \
+		vc set dev "$dev" zcopy-min-len 0 &&
+	expect_error 1 '^Error: integer out of range \(zcopy-min-len: 256 to 65536\)\.$' \
+		vc set dev "$dev" zcopy-min-len 65537
 }
 
 # One bad value in a request: none of the good ones is applied.
@@ -1626,7 +1668,7 @@ t_defaults_in_a_netns() {
 	[ "$(vc -n "$HNS" -j show defaults)" = '{"admin-busypoll-us":77,"zcopy-min-len":4096}' ] ||
 		{ vc -n "$HNS" -j show defaults; r=1; }
 	[ -z "$(vc show defaults)" ] || { vc show defaults; r=1; }
-	expect_error 1 '^Error: integer out of range\.$' \
+	expect_error 1 '^Error: integer out of range \(busypoll-us: 0 to 1000000\)\.$' \
 		vc -n "$HNS" set defaults busypoll-us 2000000 || r=1
 	hold_in="ip netns exec $HNS" start_holder dn -n 0 || return 1
 	[ "$(vc -n "$HNS" -j show dev "$hold_dev" | jq -c '.[0] | [."admin-busypoll-us", ."zcopy-min-len"]')" = \
@@ -1716,6 +1758,105 @@ t_tenant_cannot_set_policy() {
 		tenant -n "$HNS" show policy
 }
 
+# What the apply tests change: defaults of $HNS and $TNS, $TNS's policy
+ns_state() {
+	echo "host: $(vc -n "$HNS" show defaults)"
+	echo "tenant: $(vc -n "$TNS" show defaults) / $(vc -n "$TNS" show policy)"
+}
+
+ns_reset() {
+	vc -n "$HNS" set defaults unset all && vc -n "$TNS" set defaults unset all &&
+	vc -n "$TNS" set policy grant none busypoll-us-max 0
+}
+
+# unset removes defaults (the others stay), in the request that sets
+# others; removing one needs what setting it needs.
+t_defaults_unset() {
+	local r=0
+
+	plain_ns && setup_tenant || return 1
+	vc -n "$HNS" set defaults busypoll-us 5 zcopy-min-len 512 metamap batch || return 1
+	vc -n "$HNS" set defaults zerocopy on unset busypoll-us,metamap || return 1
+	[ "$(vc -n "$HNS" show defaults)" = "zerocopy on zcopy-min-len 512" ] ||
+		{ vc -n "$HNS" show defaults; r=1; }
+	[ "$(vc -n "$HNS" -j show defaults)" = '{"zerocopy":1,"zcopy-min-len":512}' ] ||
+		{ vc -n "$HNS" -j show defaults; r=1; }
+	# a device owned there gets what is left, the module's busy polling
+	hold_in="ip netns exec $HNS" start_holder du -n 0 || return 1
+	[ "$(vc -n "$HNS" -j show dev "$hold_dev" | jq -c '.[0] | [."admin-busypoll-us", .zerocopy, ."zcopy-min-len"]')" = \
+	  "[$(cat /sys/module/vhost_admin/parameters/busypoll_us),1,512]" ] ||
+		{ vc -n "$HNS" -j show dev "$hold_dev"; r=1; }
+	kill -TERM "$hold_pid"
+	wait "$hold_pid"
+	vc -n "$HNS" set defaults unset all || return 1
+	[ -z "$(vc -n "$HNS" show defaults)" ] || { vc -n "$HNS" show defaults; r=1; }
+	# a tenant removes only what the host grants it
+	vc -n "$TNS" set defaults zerocopy on busypoll-us 10 &&
+		vc -n "$TNS" set policy grant busypoll-us busypoll-us-max 50 || return 1
+	expect_state=ns_state expect_error 1 \
+		"$(not_granted "defaults-unset names a tunable")" \
+		tenant set defaults unset zerocopy,busypoll-us || r=1
+	tenant set defaults unset busypoll-us || r=1
+	[ "$(vc -n "$TNS" show defaults)" = "zerocopy on" ] || { ns_state; r=1; }
+	ns_reset || r=1
+	return "$r"
+}
+
+# apply: every line checked, and each namespace read, before anything is
+# sent; what the kernel refuses undoes the lines before it.
+t_apply() {
+	local f=$tmp/apply.conf r=0
+
+	plain_ns && setup_tenant && ns_reset || return 1
+	# a line that does not parse, the third: nothing sent
+	printf '%s\n' "-n $HNS set defaults busypoll-us 20" "  # tuned" \
+		"-n $TNS set policy grant zerocopy,bogus" > "$f"
+	expect_state=ns_state expect_error 2 \
+		"^$f:3: Invalid \"grant\" value \"zerocopy,bogus\", .*; nothing applied\\.\$" \
+		vc apply "$f" || r=1
+	printf '%s\n' "-n $HNS set defaults busypoll-us 20" "-n $HNS set dev vhost0 zerocopy on" > "$f"
+	expect_state=ns_state expect_error 2 "^$f:2: Not a line of an apply file, " \
+		vc apply "$f" || r=1
+	# no policy in a namespace of the host's: refused before sending
+	printf '%s\n' "-n $HNS set defaults busypoll-us 20" "-n $HNS set policy grant all" > "$f"
+	expect_state=ns_state expect_error 1 \
+		"^$f:2: no vhost policy applies in network namespace \"$HNS\", its administrators are the host's; nothing applied\\.\$" \
+		vc apply "$f" || r=1
+	# a namespace that does not exist
+	printf '%s\n' "-n $HNS set defaults busypoll-us 20" "-n vhctl-nosuch set defaults zerocopy on" > "$f"
+	expect_state=ns_state expect_error 1 \
+		'^Error: cannot open network namespace "vhctl-nosuch": No such file or directory\.$' \
+		vc apply "$f" || r=1
+	# all of it, in three namespaces' worth of lines
+	printf '%s\n' "# the host's defaults, a tenant's grant" \
+		"-n $HNS set defaults busypoll-us 20 zerocopy on" \
+		"-n $TNS set policy grant zerocopy,busypoll-us busypoll-us-max 30" \
+		"-n $TNS set defaults zerocopy on" > "$f"
+	vc apply check "$f" || r=1
+	[ "$(ns_state)" = "$(printf 'host: \ntenant:  / grant none busypoll-us-max 0 tenant yes')" ] ||
+		{ echo "apply check changed:"; ns_state; r=1; }
+	vc apply "$f" > "$tmp/out" 2>&1 || { cat "$tmp/out"; return 1; }
+	[ ! -s "$tmp/out" ] || { cat "$tmp/out"; r=1; }
+	[ "$(ns_state)" = "$(printf 'host: busypoll-us 20 zerocopy on\ntenant: zerocopy on / grant busypoll-us,zerocopy busypoll-us-max 30 tenant yes')" ] ||
+		{ ns_state; r=1; }
+	# the tenant's own file (on stdin: it cannot read ours): line 2 is
+	# above the bound, line 1 (zerocopy, busypoll-us without a default
+	# before) is undone
+	printf '%s\n' "set defaults zerocopy off busypoll-us 25" "set defaults busypoll-us 40" > "$f"
+	tenant apply - < "$f" > "$tmp/out" 2> "$tmp/err"
+	[ $? = 1 ] || { echo "want status 1"; r=1; }
+	cat "$tmp/err"
+	[ "$(cat "$tmp/err")" = "$(printf '%s\n' \
+		"Error: admin-busypoll-us above 30, the bound of the host's vhost policy here." \
+		"Command failed -:2: the lines before it undone, nothing applied.")" ] || r=1
+	[ "$(vc -n "$TNS" show defaults)" = "zerocopy on" ] || { ns_state; r=1; }
+	# the same, one line: applied
+	tenant apply - <<< "set defaults zerocopy off busypoll-us 25" || r=1
+	[ "$(vc -n "$TNS" show defaults)" = "busypoll-us 25 zerocopy off" ] || { ns_state; r=1; }
+	ns_reset || r=1
+	return "$r"
+}
+
 tests=(
 	device_in_sysfs
 	card_command
@@ -1788,6 +1929,9 @@ tests=(
 	tenant_busypoll_bound
 	tenant_withdrawn_grant_keeps_values
 	tenant_cannot_set_policy
+	defaults_unset
+	apply
+	metrics_stable_across_recreation
 )
 
 echo "TAP version 13"
