@@ -162,6 +162,7 @@ FIXTURE(vsock) {
 	uint32_t host_port;	/* the connection's, once requested */
 	uint32_t fwd_cnt;	/* payload bytes the guest took */
 	uint64_t rx_pkts, tx_pkts;
+	struct ksm_saved ksm;	/* KSM's knobs, put back at the end */
 	char why[160];
 };
 
@@ -350,6 +351,7 @@ FIXTURE_TEARDOWN(vsock)
 		vq_fini(&self->vq[q]);
 	if (self->map && self->map != MAP_FAILED)
 		munmap(self->map, 2 * VS_AREA);
+	ksm_restore(&self->ksm);
 }
 
 /* The host connects to the guest's port: 0, or -1 with self->why. */
@@ -546,12 +548,53 @@ static long vs_move_pages(FIXTURE_DATA(vsock) *self)
  * RX buffers missing, each filled by a userfaultfd handler when the
  * worker first writes it.
  */
+#define VS_KSM_PAGES (VS_RX_OFF / VS_PAGE)
+
+/*
+ * KSM merges the pages of the rings that hold something (the others would
+ * merge with any page of zeroes) with copies of them in a mapping of their
+ * own, while the queues are quiet; the merged pages stay merged until the
+ * device or the driver writes them.  Returns how many were merged, -1 if
+ * ksmd could not be run; *np the pages tried, *ms the time it took.
+ */
+static int vs_ksm_merge(FIXTURE_DATA(vsock) *self, int *np, int *ms)
+{
+	static const char zero[VS_PAGE];
+	char *pages[VS_KSM_PAGES], *twins[VS_KSM_PAGES];
+	char *twin;
+	int i, n;
+
+	*np = 0;
+	if (ksm_start(&self->ksm, self->why, sizeof(self->why)))
+		return -1;
+	twin = vnet_map_anon(VS_RX_OFF);
+	if (!twin)
+		return -1;
+	for (i = 0; i < (int)VS_KSM_PAGES; i++) {
+		char *p = (char *)self->area + (size_t)i * VS_PAGE;
+
+		if (!memcmp(p, zero, VS_PAGE))
+			continue;
+		pages[*np] = p;
+		twins[*np] = twin + (size_t)i * VS_PAGE;
+		memcpy(twins[*np], p, VS_PAGE);
+		(*np)++;
+	}
+	n = -1;
+	if (!madvise(self->area, VS_RX_OFF, MADV_MERGEABLE) &&
+	    !madvise(twin, VS_RX_OFF, MADV_MERGEABLE))
+		n = ksm_run(pages, twins, *np, ms);
+	munmap(twin, VS_RX_OFF);
+	return n;
+}
+
 TEST_F_TIMEOUT(vsock, stream_through_mm_events, 120)
 {
 	size_t len = 8 * VS_PAGE * 2;	/* both queues' rings */
 	struct uffd_srv u = { .fd = -1, .stop = -1 };
 	uint8_t *save = malloc(len);
 	int pipefd[2], status;
+	int merged, np, ms = 0;
 	long huge, moved;
 	pid_t pid;
 
@@ -595,6 +638,14 @@ TEST_F_TIMEOUT(vsock, stream_through_mm_events, 120)
 	ASSERT_EQ(pid, waitpid(pid, &status, 0));
 	EXPECT_EQ(0, status);
 	vs_round(_metadata, self, "the child's exit");
+
+	ASSERT_EQ(0, vs_quiesce(self)) TH_LOG("%s", self->why);
+	merged = vs_ksm_merge(self, &np, &ms);
+	ASSERT_LE(1, np);
+	EXPECT_EQ(np, merged) TH_LOG("%s", self->why);
+	TH_LOG("KSM: %d of %d ring pages merged with copies in %d ms", merged,
+	       np, ms);
+	vs_round(_metadata, self, "a KSM merge of the rings");
 
 	ASSERT_EQ(0, vs_quiesce(self)) TH_LOG("%s", self->why);
 	memcpy(save, self->area, len);

@@ -622,22 +622,14 @@ static int fail_arm(const char *dir, int times)
 	return r;
 }
 
-#define PM_PRESENT (1ULL << 63)
 #define PM_UFFD_WP (1ULL << 57)
 
 /* The /proc/self/pagemap entry of the page at addr (PM_PRESENT on error). */
 static uint64_t pagemap_entry(void *addr)
 {
-	uint64_t e = 0;
-	int fd = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
+	uint64_t e;
 
-	if (fd < 0)
-		return PM_PRESENT;
-	if (pread(fd, &e, sizeof(e), (uintptr_t)addr / PAGE * sizeof(e)) !=
-	    sizeof(e))
-		e = PM_PRESENT;
-	close(fd);
-	return e;
+	return pagemap_read(addr, &e, 1) ? PM_PRESENT : e;
 }
 
 /* The page at addr is no longer mapped (pagemap: not present). */

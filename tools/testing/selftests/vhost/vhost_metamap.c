@@ -41,8 +41,6 @@
 #endif
 #define MPOL_MF_MOVE (1 << 1)
 
-#define KSM_KNOBS 4
-
 FIXTURE(metamap) {
 	struct vnet n;
 	void *rings;
@@ -52,10 +50,9 @@ FIXTURE(metamap) {
 	int old_default;
 	uint32_t seq;
 	void *twin;			/* KSM test: copies of ring pages */
-	bool ksm_saved;			/* KSM test: ksm_old holds the knobs */
 	bool usercopy_armed;		/* fail_usercopy armed, to disarm */
 	bool aliasing_set;		/* the dcache aliasing knob set, to clear */
-	char ksm_old[KSM_KNOBS][16];
+	struct ksm_saved ksm;		/* KSM tests: the knobs to put back */
 };
 
 FIXTURE_VARIANT(metamap) {
@@ -135,7 +132,6 @@ FIXTURE_SETUP(metamap)
 	}
 }
 
-static void ksm_restore(FIXTURE_DATA(metamap) *self);
 static int fail_usercopy_arm(bool on);
 
 /* Makes the maps' check for a CPU whose data cache aliases true. */
@@ -148,8 +144,7 @@ FIXTURE_TEARDOWN(metamap)
 		munmap(self->alloc, self->alloc_len);
 	if (self->twin)
 		munmap(self->twin, self->rings_len);
-	if (self->ksm_saved)
-		ksm_restore(self);
+	ksm_restore(&self->ksm);
 	if (self->usercopy_armed)
 		fail_usercopy_arm(false);
 	if (self->aliasing_set)
@@ -1289,26 +1284,6 @@ static bool swap_on(void)
 		       "mkswap /dev/zram0 >/dev/null 2>&1 && swapon /dev/zram0");
 }
 
-#define PM_PRESENT (1ULL << 63)
-#define PM_SWAP (1ULL << 62)
-#define PM_PFN ((1ULL << 55) - 1)
-
-/* The /proc/self/pagemap entries of the n pages from p: 0 or -errno. */
-static int pagemap_read(const void *p, uint64_t *e, size_t n)
-{
-	int fd = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
-	off_t off = (uintptr_t)p / PAGE * sizeof(*e);
-	ssize_t r;
-
-	if (fd < 0)
-		return -errno;
-	r = pread(fd, e, n * sizeof(*e), off);
-	close(fd);
-	if (r < 0)
-		return -errno;
-	return r == (ssize_t)(n * sizeof(*e)) ? 0 : -EIO;
-}
-
 /*
  * Pages of [p, p+len) that are out of memory now: in a private mapping,
  * swapped out (a swap entry in the page table); in a shared one, whose
@@ -1462,85 +1437,9 @@ TEST_F(metamap, migrate_pages_numa)
 	expect_map(_metadata, self, variant, VNET_TX, 4);
 }
 
-/*
- * KSM's knobs the KSM test sets, and to what: ksmd scans often and
- * everything (smart scan would skip pages that did not merge before), and
- * runs only while the test waits for a merge (ksm_merge()).
- */
-#define KSM_DIR "/sys/kernel/mm/ksm/"
-static const char *const ksm_knobs[KSM_KNOBS] = {
-	"sleep_millisecs", "pages_to_scan", "smart_scan", "run",
-};
-
-static const char *const ksm_values[KSM_KNOBS] = { "10", "1000", "0", "0" };
-
 #define KSM_PAGES 8		/* ring pages the KSM test merges, at most */
 #define KSM_FRAMES 16		/* frames each way per step */
 #define KSM_FRAME_LEN 200
-#define KSM_WAIT_MS 60000	/* for a merge */
-
-/* The first line of a small file, without its newline: 0 or -errno. */
-static int read_str(const char *path, char *buf, size_t len)
-{
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	ssize_t r;
-
-	if (fd < 0)
-		return -errno;
-	r = read(fd, buf, len - 1);
-	close(fd);
-	if (r < 0)
-		return -errno;
-	buf[r] = '\0';
-	buf[strcspn(buf, "\n")] = '\0';
-	return 0;
-}
-
-/*
- * Save KSM's knobs for the teardown and set them.  KSM is in the
- * selftests' config and in Debian's: its absence fails the test.
- */
-static void ksm_start(struct __test_metadata *_metadata,
-		      FIXTURE_DATA(metamap) *self)
-{
-	char path[64];
-	int i, r;
-
-	for (i = 0; i < KSM_KNOBS; i++) {
-		snprintf(path, sizeof(path), KSM_DIR "%s", ksm_knobs[i]);
-		r = read_str(path, self->ksm_old[i], sizeof(self->ksm_old[i]));
-		ASSERT_EQ(0, r) TH_LOG("%s: %s (CONFIG_KSM)", path, strerror(-r));
-	}
-	self->ksm_saved = true;
-	for (i = 0; i < KSM_KNOBS; i++) {
-		snprintf(path, sizeof(path), KSM_DIR "%s", ksm_knobs[i]);
-		r = write_str(path, ksm_values[i]);
-		ASSERT_EQ(0, r) TH_LOG("%s: %s", path, strerror(-r));
-	}
-}
-
-/* Unmerge everything KSM merged (run = 2), then the knobs as they were. */
-static void ksm_restore(FIXTURE_DATA(metamap) *self)
-{
-	char path[64];
-	int i;
-
-	write_str(KSM_DIR "run", "2");
-	for (i = 0; i < KSM_KNOBS; i++) {
-		snprintf(path, sizeof(path), KSM_DIR "%s", ksm_knobs[i]);
-		write_str(path, self->ksm_old[i]);
-	}
-}
-
-/* The page frame backing the page at p (pagemap shows it to root), or 0. */
-static uint64_t pfn_of(const void *p)
-{
-	uint64_t e;
-
-	if (pagemap_read(p, &e, 1) || !(e & PM_PRESENT))
-		return 0;
-	return e & PM_PFN;
-}
 
 /* The copy of ring page p in the twin mapping. */
 static char *twin_of(FIXTURE_DATA(metamap) *self, const char *p)
@@ -1548,45 +1447,10 @@ static char *twin_of(FIXTURE_DATA(metamap) *self, const char *p)
 	return (char *)self->twin + (p - (char *)self->rings);
 }
 
-/*
- * Whether the private anonymous pages at p and q are one page frame, which
- * only KSM makes them.  (6.12's /proc/kpageflags cannot tell: it shows
- * KPF_KSM for every anonymous page, fs/proc/page.c testing mapping &
- * PAGE_MAPPING_KSM.)
- */
-static bool ksm_same(const void *p, const void *q)
-{
-	uint64_t pfn = pfn_of(p);
-
-	return pfn && pfn == pfn_of(q);
-}
-
 /* Whether ring page p and its copy are one page. */
 static bool ksm_shared(FIXTURE_DATA(metamap) *self, const char *p)
 {
 	return ksm_same(p, twin_of(self, p));
-}
-
-/*
- * Run ksmd until each page of a[] is one page with the page of b[] at the
- * same index, or KSM_WAIT_MS passed, and stop it: the merged pages stay
- * merged, and nothing merges again behind the test's back.  Returns how
- * many pairs are merged; the time waited goes to *ms.
- */
-static int ksm_run(char *const *a, char *const *b, int np, int *ms)
-{
-	int i, n = 0;
-
-	if (write_str(KSM_DIR "run", "1"))
-		return -1;
-	for (*ms = 0; *ms < KSM_WAIT_MS && n < np; *ms += 50) {
-		usleep(50000);
-		for (i = 0, n = 0; i < np; i++)
-			n += ksm_same(a[i], b[i]);
-	}
-	if (write_str(KSM_DIR "run", "0"))
-		return -1;
-	return n;
 }
 
 /*
@@ -1753,8 +1617,9 @@ TEST_F_TIMEOUT(metamap, ksm_merge_ring_pages, 300)
 	uint64_t kpfn[KSM_PAGES], pfn;
 	char *pages[KSM_PAGES];
 	int np, i, round;
+	char why[160];
 
-	ksm_start(_metadata, self);
+	ASSERT_EQ(0, ksm_start(&self->ksm, why, sizeof(why))) TH_LOG("%s", why);
 	traffic(_metadata, self, 200);
 	ASSERT_NE(0, pfn_of(self->rings))
 		TH_LOG("/proc/self/pagemap shows no page frames (root only)");
@@ -2051,8 +1916,9 @@ TEST_F_TIMEOUT(metamap, payload_follows_ksm_merge, 120)
 	char *pa, *pb;
 	uint64_t kpfn;
 	int i, n, ms;
+	char why[160];
 
-	ksm_start(_metadata, self);
+	ASSERT_EQ(0, ksm_start(&self->ksm, why, sizeof(why))) TH_LOG("%s", why);
 	traffic(_metadata, self, 100);
 	p = vnet_map_anon(2 * PAGE);
 	ASSERT_NE(NULL, p);

@@ -562,6 +562,127 @@ int write_str(const char *path, const char *s)
 	return r < 0 ? -errno : r == (ssize_t)strlen(s) ? 0 : -EIO;
 }
 
+int read_str(const char *path, char *buf, size_t len)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	ssize_t r;
+
+	if (fd < 0)
+		return -errno;
+	r = read(fd, buf, len - 1);
+	close(fd);
+	if (r < 0)
+		return -errno;
+	buf[r] = '\0';
+	buf[strcspn(buf, "\n")] = '\0';
+	return 0;
+}
+
+int pagemap_read(const void *p, uint64_t *e, size_t n)
+{
+	int fd = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
+	off_t off = (uintptr_t)p / getpagesize() * sizeof(*e);
+	ssize_t r;
+
+	if (fd < 0)
+		return -errno;
+	r = pread(fd, e, n * sizeof(*e), off);
+	close(fd);
+	if (r < 0)
+		return -errno;
+	return r == (ssize_t)(n * sizeof(*e)) ? 0 : -EIO;
+}
+
+uint64_t pfn_of(const void *p)
+{
+	uint64_t e;
+
+	if (pagemap_read(p, &e, 1) || !(e & PM_PRESENT))
+		return 0;
+	return e & PM_PFN;
+}
+
+/*
+ * KSM's knobs, and what ksm_start() sets them to: ksmd scans often and
+ * everything (smart scan would skip pages that did not merge before), and
+ * runs only while a test waits for a merge.
+ */
+#define KSM_DIR "/sys/kernel/mm/ksm/"
+static const char *const ksm_knobs[KSM_KNOBS] = {
+	"sleep_millisecs", "pages_to_scan", "smart_scan", "run",
+};
+
+static const char *const ksm_values[KSM_KNOBS] = { "10", "1000", "0", "0" };
+
+/* KSM is in the selftests' config and in Debian's: its absence fails. */
+int ksm_start(struct ksm_saved *s, char *why, size_t len)
+{
+	char path[64];
+	int i, r;
+
+	for (i = 0; i < KSM_KNOBS; i++) {
+		snprintf(path, sizeof(path), KSM_DIR "%s", ksm_knobs[i]);
+		r = read_str(path, s->old[i], sizeof(s->old[i]));
+		if (r) {
+			snprintf(why, len, "%s: %s (CONFIG_KSM)", path,
+				 strerror(-r));
+			return r;
+		}
+	}
+	s->saved = true;
+	for (i = 0; i < KSM_KNOBS; i++) {
+		snprintf(path, sizeof(path), KSM_DIR "%s", ksm_knobs[i]);
+		r = write_str(path, ksm_values[i]);
+		if (r) {
+			snprintf(why, len, "%s: %s", path, strerror(-r));
+			return r;
+		}
+	}
+	return 0;
+}
+
+void ksm_restore(struct ksm_saved *s)
+{
+	char path[64];
+	int i;
+
+	if (!s->saved)
+		return;
+	write_str(KSM_DIR "run", "2");
+	for (i = 0; i < KSM_KNOBS; i++) {
+		snprintf(path, sizeof(path), KSM_DIR "%s", ksm_knobs[i]);
+		write_str(path, s->old[i]);
+	}
+	s->saved = false;
+}
+
+/*
+ * (6.12's /proc/kpageflags cannot tell a KSM page: it shows KPF_KSM for
+ * every anonymous page, fs/proc/page.c testing mapping & PAGE_MAPPING_KSM.)
+ */
+bool ksm_same(const void *p, const void *q)
+{
+	uint64_t pfn = pfn_of(p);
+
+	return pfn && pfn == pfn_of(q);
+}
+
+int ksm_run(char *const *a, char *const *b, int np, int *ms)
+{
+	int i, n = 0;
+
+	if (write_str(KSM_DIR "run", "1"))
+		return -1;
+	for (*ms = 0; *ms < KSM_WAIT_MS && n < np; *ms += 50) {
+		usleep(50000);
+		for (i = 0, n = 0; i < np; i++)
+			n += ksm_same(a[i], b[i]);
+	}
+	if (write_str(KSM_DIR "run", "0"))
+		return -1;
+	return n;
+}
+
 int kmsg_open(void)
 {
 	int fd = open("/dev/kmsg", O_RDONLY | O_NONBLOCK | O_CLOEXEC);

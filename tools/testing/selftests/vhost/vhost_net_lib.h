@@ -293,6 +293,45 @@ int vq_error_count(struct vq *vq);
 
 /* Write s to the file at path (procfs, sysfs): 0 or -errno. */
 int write_str(const char *path, const char *s);
+/* The first line of a small file, without its newline: 0 or -errno. */
+int read_str(const char *path, char *buf, size_t len);
+
+/* /proc/self/pagemap (root sees the page frames) */
+#define PM_PRESENT (1ULL << 63)
+#define PM_SWAP (1ULL << 62)
+#define PM_PFN ((1ULL << 55) - 1)
+/* The pagemap entries of the n pages from p: 0 or -errno. */
+int pagemap_read(const void *p, uint64_t *e, size_t n);
+/* The page frame backing the page at p, or 0. */
+uint64_t pfn_of(const void *p);
+
+/*
+ * KSM, for tests that merge pages under vhost: ksm_start() saves KSM's
+ * knobs in *s and sets them (ksmd scans often and everything, and runs
+ * only inside ksm_run()); ksm_restore() unmerges everything KSM merged
+ * and puts the knobs back (nothing if ksm_start() saved nothing).
+ */
+#define KSM_KNOBS 4
+#define KSM_WAIT_MS 60000	/* ksm_run()'s longest wait for a merge */
+struct ksm_saved {
+	bool saved;
+	char old[KSM_KNOBS][16];
+};
+int ksm_start(struct ksm_saved *s, char *why, size_t len);
+void ksm_restore(struct ksm_saved *s);
+/*
+ * Whether the private anonymous pages at p and q are one page frame,
+ * which only KSM makes them.
+ */
+bool ksm_same(const void *p, const void *q);
+/*
+ * Run ksmd until each page of a[] is one page frame with the page of b[]
+ * at the same index, or KSM_WAIT_MS passed, and stop it: the merged pages
+ * stay merged, nothing merges again behind the test's back.  Returns how
+ * many pairs are merged (-1: ksmd could not be started or stopped); the
+ * time waited goes to *ms.
+ */
+int ksm_run(char *const *a, char *const *b, int np, int *ms);
 
 /* Private anonymous read-write memory, or NULL. */
 void *vnet_map_anon(size_t len);
