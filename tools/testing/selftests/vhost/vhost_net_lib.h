@@ -317,6 +317,7 @@ struct ksm_saved {
 	bool saved;
 	char old[KSM_KNOBS][16];
 };
+
 int ksm_start(struct ksm_saved *s, char *why, size_t len);
 void ksm_restore(struct ksm_saved *s);
 /*
