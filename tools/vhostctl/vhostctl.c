@@ -1156,12 +1156,13 @@ static int apply_undo(struct apply *a)
 	for (i = 0; i < a->nns; i++) {
 		struct apply_ns *ns = &a->ns[i];
 		struct vh_req req = {};
+		bool failed = false;
 
 		if (ns->defaults_sent) {
 			vh_defaults_restore(ns->d0, ns->touched, &req.set);
 			if ((req.set.mask || req.set.unset) &&
 			    cmd_defaults_set(ns->ys, &req))
-				r = -1;
+				failed = true;
 		}
 		if (ns->policy_sent) {
 			req.policy.mask = VH_BIT(VHOST_A_POLICY_GRANTS) |
@@ -1169,13 +1170,15 @@ static int apply_undo(struct apply *a)
 			req.policy.grants = ns->p0->grants;
 			req.policy.busypoll_us_max = ns->p0->busypoll_us_max;
 			if (cmd_policy_set(ns->ys, &req))
-				r = -1;
+				failed = true;
 		}
-		if (r)
-			fprintf(stderr, "Error: %s%s%s keeps part of \"%s\": putting back what it held failed.\n",
-				ns->name ? "network namespace \"" : "this network namespace",
-				ns->name ? ns->name : "", ns->name ? "\"" : "",
-				a->file);
+		if (!failed)
+			continue;
+		r = -1;
+		fprintf(stderr, "Error: %s%s%s keeps part of \"%s\": putting back what it held failed.\n",
+			ns->name ? "network namespace \"" : "this network namespace",
+			ns->name ? ns->name : "", ns->name ? "\"" : "",
+			a->file);
 	}
 	return r;
 }
