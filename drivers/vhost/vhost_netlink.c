@@ -498,11 +498,13 @@ static void vhost_nl_not_granted(struct netlink_ext_ack *extack,
  * The host's administrators (CAP_NET_ADMIN in the initial user namespace)
  * may set anything; a namespace's own (which the op's uns-admin-perm let
  * in) only what the host granted the namespace, within its bound.
+ * unset: the tunables (VHOST_TUNABLE_*) whose defaults defaults-set
+ * removes, which need the same grants (0 for dev-set).
  * Returns 0 or -EPERM with the extack set.
  */
 static int vhost_nl_dev_set_allowed(struct sk_buff *skb,
 				    struct genl_info *info, struct net *net,
-				    int ntunables)
+				    int ntunables, u32 unset)
 {
 	struct nlattr *busypoll = info->attrs[VHOST_A_DEV_ADMIN_BUSYPOLL_US];
 	struct vhost_admin_policy pol;
@@ -519,28 +521,16 @@ static int vhost_nl_dev_set_allowed(struct sk_buff *skb,
 			return -EPERM;
 		}
 	}
+	if (unset & ~pol.grants) {
+		NL_SET_ERR_MSG_ATTR(info->extack,
+				    info->attrs[VHOST_A_DEV_DEFAULTS_UNSET],
+				    "defaults-unset names a tunable" VHOST_NL_NOT_GRANTED);
+		return -EPERM;
+	}
 	if (busypoll && nla_get_u32(busypoll) > pol.busypoll_max) {
 		NL_SET_ERR_MSG_ATTR_FMT(info->extack, busypoll,
 					"admin-busypoll-us above %u, the bound of the host's vhost policy here",
 					pol.busypoll_max);
-		return -EPERM;
-	}
-	return 0;
-}
-
-/* Removing a default (tunables, VHOST_TUNABLE_*) needs what setting it does. */
-static int vhost_nl_unset_allowed(struct sk_buff *skb, struct genl_info *info,
-				  struct net *net, u32 tunables)
-{
-	struct vhost_admin_policy pol;
-
-	if (!tunables || netlink_capable(skb, CAP_NET_ADMIN))
-		return 0;
-	vhost_admin_get_policy(net, &pol);
-	if (tunables & ~pol.grants) {
-		NL_SET_ERR_MSG_ATTR(info->extack,
-				    info->attrs[VHOST_A_DEV_DEFAULTS_UNSET],
-				    "defaults-unset names a tunable" VHOST_NL_NOT_GRANTED);
 		return -EPERM;
 	}
 	return 0;
@@ -688,7 +678,7 @@ int vhost_nl_dev_set_doit(struct sk_buff *skb, struct genl_info *info)
 				    "a label is printable ASCII (0x20 to 0x7e): no control character, no other byte");
 		return -EINVAL;
 	}
-	err = vhost_nl_dev_set_allowed(skb, info, net, VHOST_ADMIN_NTUNABLES);
+	err = vhost_nl_dev_set_allowed(skb, info, net, VHOST_ADMIN_NTUNABLES, 0);
 	if (err)
 		return err;
 	if (!netlink_capable(skb, CAP_NET_ADMIN)) {
@@ -813,9 +803,7 @@ int vhost_nl_defaults_set_doit(struct sk_buff *skb, struct genl_info *info)
 		return -EOPNOTSUPP;
 	}
 	err = vhost_nl_dev_set_allowed(skb, info, net,
-				       VHOST_ADMIN_NTUNABLES - 1);
-	if (!err)
-		err = vhost_nl_unset_allowed(skb, info, net, unset_tun);
+				       VHOST_ADMIN_NTUNABLES - 1, unset_tun);
 	if (!err)
 		vhost_admin_set_defaults(net, &d, unset);
 	return err;
