@@ -89,8 +89,9 @@ static void attr_info(const char *s, char *buf, size_t len)
 }
 
 /*
- * The attributes whose values the kernel checks against the spec's
- * bounds, by the name YNL reports, with vhostctl's keyword and the bounds.
+ * The numbers vhostctl sends as given and the kernel checks against the
+ * spec's bounds, by the name YNL reports, with vhostctl's keyword and the
+ * bounds (zerocopy and metamap are words vhostctl checks itself).
  */
 static const struct {
 	const char *attr;
@@ -101,8 +102,6 @@ static const struct {
 	{ "zcopy-min-len", "zcopy-min-len", VHOST_ZCOPY_MIN_LEN_MIN,
 	  VHOST_ZCOPY_MIN_LEN_MAX },
 	{ "busypoll-us-max", "busypoll-us-max", 0, VHOST_BUSYPOLL_US_MAX },
-	{ "zerocopy", "zerocopy", 0, 1 },
-	{ "metamap", "metamap", VHOST_METAMAP_MODE_OFF, VHOST_METAMAP_MODE_BATCH },
 };
 
 /*

@@ -28,7 +28,6 @@
 /* A command ended by SIGINT or SIGTERM: a batch stops there too. */
 static bool interrupted;
 
-
 static int oom(void)
 {
 	fprintf(stderr, "Error: out of memory.\n");
