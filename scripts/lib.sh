@@ -86,8 +86,10 @@ metamap_mode_set() {
 # touches no guest memory; "migration": the live-migration test with a real
 # VMM; "smoke": vhost_net once, in the default metadata mode (batch), every
 # ring layout, the datapath's share of make check's SMAP-off guest
-# (doc/testing.md says why the rest would only repeat there).
-GUEST_PARTS_ALL="datapath admin migration"
+# (doc/testing.md says why the rest would only repeat there); "nested":
+# vhost-vsock under upstream's vsock_test with a nested guest in a real
+# VMM.
+GUEST_PARTS_ALL="datapath admin migration nested"
 
 # part_programs PART: the programs of PART, one per line, a program that
 # runs N times given N times (as each run reports "PROGRAM: ..." once).
@@ -109,6 +111,8 @@ part_programs() {
 		echo vhostctl.sh ;;
 	migration)
 		echo check-migration ;;
+	nested)
+		echo check-nested ;;
 	smoke)
 		echo vhost_net ;;
 	esac
