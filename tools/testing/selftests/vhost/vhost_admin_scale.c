@@ -892,6 +892,13 @@ static void close_all(int *fds, int n)
  * them, are the rest of the spread).
  */
 #define UBUFS_KIB 64
+/*
+ * The medians still move with what the guest did before (one CI run in
+ * dozens measured 18.6 KiB, the same guest then 38.8 and 57.0): measured
+ * again, up to ZC_ATTEMPTS times, each attempt logged.  A kernel that
+ * allocates the array with zero-copy off measures about 0 in every one.
+ */
+#define ZC_ATTEMPTS 3
 
 static int cmp_long(const void *a, const void *b)
 {
@@ -923,7 +930,7 @@ TEST_F_TIMEOUT(scale, zerocopy_off_costs_no_ubufs_for_200_devices, 240)
 	char tap[2][IFNAMSIZ] = { "vhzc%d", "vhzc%d" };
 	static long blk_kib[2][NZC / ZC_BLOCK];
 	long kib[2] = { 0, 0 }, med[2], before, after;
-	int i, k, blk, nfd = 0, bad = 0;
+	int i, k, blk, nfd = 0, bad = 0, attempt;
 	struct rlimit rl;
 	struct bare b;
 	double t0;
@@ -946,48 +953,59 @@ TEST_F_TIMEOUT(scale, zerocopy_off_costs_no_ubufs_for_200_devices, 240)
 		nfd++;
 	}
 
-	t0 = now_ms();
-	for (blk = 0; blk < 2 * NZC / ZC_BLOCK; blk++) {
-		bool zc = blk & 1;
-		int q[ZC_BLOCK];
+	for (attempt = 1; attempt <= ZC_ATTEMPTS; attempt++) {
+		nfd = 2;
+		kib[0] = 0;
+		kib[1] = 0;
+		t0 = now_ms();
+		for (blk = 0; blk < 2 * NZC / ZC_BLOCK; blk++) {
+			bool zc = blk & 1;
+			int q[ZC_BLOCK];
 
-		/* its TAP queues first: the same for both kinds */
-		for (i = 0; i < ZC_BLOCK; i++) {
-			q[i] = tap_queue(tap[zc]);
-			ASSERT_LE(0, q[i]) TH_LOG("TAP queue: %s", strerror(-q[i]));
-			fds[nfd++] = q[i];
+			/* its TAP queues first: the same for both kinds */
+			for (i = 0; i < ZC_BLOCK; i++) {
+				q[i] = tap_queue(tap[zc]);
+				ASSERT_LE(0, q[i]) TH_LOG("TAP queue: %s", strerror(-q[i]));
+				fds[nfd++] = q[i];
+			}
+			before = kernel_kib();
+			ASSERT_LE(0, before);
+			for (i = 0; i < ZC_BLOCK; i++) {
+				int64_t id = -1;
+				int fd = bare_open(self->ys, &b, q[i], zc, &id);
+
+				ASSERT_LE(0, fd) TH_LOG("device %d: %s", nfd,
+							strerror(-fd));
+				fds[nfd++] = fd;
+				ids[blk * ZC_BLOCK + i] = id;
+			}
+			after = kernel_kib();
+			ASSERT_LE(0, after);
+			kib[zc] += after - before;
+			blk_kib[zc][blk / 2] = after - before;
 		}
-		before = kernel_kib();
-		ASSERT_LE(0, before);
-		for (i = 0; i < ZC_BLOCK; i++) {
-			int64_t id = -1;
-			int fd = bare_open(self->ys, &b, q[i], zc, &id);
+		TH_LOG("%d devices opened in %.0f ms", 2 * NZC, now_ms() - t0);
+		/* each has the zerocopy it was given */
+		for (i = 0; i < 2 * NZC; i++) {
+			struct vhost_dev_get_rsp *d = adm_get(self->ys, ids[i]);
 
-			ASSERT_LE(0, fd) TH_LOG("device %d: %s", nfd,
-						strerror(-fd));
-			fds[nfd++] = fd;
-			ids[blk * ZC_BLOCK + i] = id;
+			bad += !d || d->zerocopy != (uint32_t)((i / ZC_BLOCK) & 1);
+			if (d)
+				vhost_dev_get_rsp_free(d);
 		}
-		after = kernel_kib();
-		ASSERT_LE(0, after);
-		kib[zc] += after - before;
-		blk_kib[zc][blk / 2] = after - before;
+		EXPECT_EQ(0, bad);
+		med[0] = median_long(blk_kib[0], NZC / ZC_BLOCK);
+		med[1] = median_long(blk_kib[1], NZC / ZC_BLOCK);
+		TH_LOG("unreclaimable kernel memory per device: %.1f KiB with zero-copy off, %.1f KiB on (means %.1f, %.1f)",
+		       (double)med[0] / ZC_BLOCK, (double)med[1] / ZC_BLOCK,
+		       (double)kib[0] / NZC, (double)kib[1] / NZC);
+		if (med[1] - med[0] >= (long)UBUFS_KIB / 2 * ZC_BLOCK ||
+		    attempt == ZC_ATTEMPTS)
+			break;
+		TH_LOG("attempt %d of %d: the difference under half of %d KiB, again",
+		       attempt, ZC_ATTEMPTS, UBUFS_KIB);
+		close_all(fds + 2, nfd - 2);
 	}
-	TH_LOG("%d devices opened in %.0f ms", 2 * NZC, now_ms() - t0);
-	/* each has the zerocopy it was given */
-	for (i = 0; i < 2 * NZC; i++) {
-		struct vhost_dev_get_rsp *d = adm_get(self->ys, ids[i]);
-
-		bad += !d || d->zerocopy != (uint32_t)((i / ZC_BLOCK) & 1);
-		if (d)
-			vhost_dev_get_rsp_free(d);
-	}
-	EXPECT_EQ(0, bad);
-	med[0] = median_long(blk_kib[0], NZC / ZC_BLOCK);
-	med[1] = median_long(blk_kib[1], NZC / ZC_BLOCK);
-	TH_LOG("unreclaimable kernel memory per device: %.1f KiB with zero-copy off, %.1f KiB on (means %.1f, %.1f)",
-	       (double)med[0] / ZC_BLOCK, (double)med[1] / ZC_BLOCK,
-	       (double)kib[0] / NZC, (double)kib[1] / NZC);
 	EXPECT_GE(med[1] - med[0], (long)UBUFS_KIB / 2 * ZC_BLOCK)
 		TH_LOG("zero-copy on costs %.1f KiB a device more, not about %d",
 		       (double)(med[1] - med[0]) / ZC_BLOCK, UBUFS_KIB);
