@@ -85,8 +85,9 @@ metamap_mode_set() {
 # the admin plane (the vhost_admin* programs and vhostctl.sh), whose code
 # touches no guest memory; "migration": the live-migration test with a real
 # VMM; "smoke": vhost_net once, in the default metadata mode (batch), the
-# three ring layouts that hold every dimension's values, the datapath's share of make check's SMAP-off guest
-# (doc/testing.md says why the rest would only repeat there); "nested":
+# three ring layouts that hold every dimension's values, the datapath's
+# share of make check's SMAP-off guest (doc/testing.md says why the rest
+# would only repeat there); "nested":
 # vhost-vsock under upstream's vsock_test with a nested guest in a real
 # VMM.
 GUEST_PARTS_ALL="datapath admin migration nested"
