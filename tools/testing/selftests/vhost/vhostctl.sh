@@ -1216,19 +1216,19 @@ t_metrics_stable_across_recreation() {
 # line on stderr matching REGEX, nothing on stdout, no tunable of dev changed
 # (or nothing $expect_state prints, when set)
 expect_error() {
-	local want_rc=$1 re=$2 state=${expect_state:-tunables} before after rc
+	local want_rc=$1 re=$2 state=${expect_state:-tunables} before after rc err=()
 
 	shift 2
-	local err=()
-
 	before=$($state "$dev")
 	"$@" > "$tmp/out" 2> "$tmp/err"
 	rc=$?
 	after=$($state "$dev")
-	mapfile -t err < "$tmp/err"
-	echo "$* -> status $rc: ${err[*]}"
+	# one line, newline-terminated (what wc -l counted as 1)
+	mapfile err < "$tmp/err"
+	echo "$* -> status $rc: ${err[*]%$'\n'}"
 	[ "$rc" = "$want_rc" ] || { echo "want status $want_rc"; return 1; }
-	[ "${#err[@]}" = 1 ] && [[ ${err[0]} =~ $re ]] ||
+	[ "${#err[@]}" = 1 ] && [[ ${err[0]} == *$'\n' ]] &&
+		[[ ${err[0]%$'\n'} =~ $re ]] ||
 		{ echo "want a message matching: $re"; return 1; }
 	[ ! -s "$tmp/out" ] || { echo "stdout:"; cat "$tmp/out"; return 1; }
 	[ "$before" = "$after" ] || { echo "changed: $before -> $after"; return 1; }
