@@ -182,7 +182,7 @@ rx_above() { [ "$(val "$SYS"/rx_packets)" -gt "$1" ]; }
 tx_reached() { [ $(( $(val "$SYS"/tx_packets) - $1 )) -ge "$2" ]; }
 gone() { ! kill -0 "$pid" 2> /dev/null; }
 up_or_gone() { up || gone; }
-stats_out() { port_stats "$1" | grep -q '^TX_bytes='; }
+stats_out() { grep -q '^TX_bytes=' < <(port_stats "$1"); }
 
 run() {	# run IN_ORDER
 	local io=$1 dev feat sysfeat a b c i sent st1 st2 msgs names_=()
