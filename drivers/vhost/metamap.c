@@ -1095,12 +1095,14 @@ static void vhost_metamap_report_poison(struct vhost_metamap *map)
 }
 
 /*
- * Whether the poisoned page is still where the quarantine found it: GUP
- * finds it at the address (memory failure handling has not unmapped it
- * yet).  Any other answer (an error, -EHWPOISON for the unmapped page, or
- * another page) means no access there can consume that poison again.
+ * Whether the poisoned page @pfn is still where a quarantine found it, at
+ * the owner's address @uaddr: GUP finds it there (memory failure handling
+ * has not unmapped it yet).  Any other answer (an error, -EHWPOISON for
+ * the unmapped page, or another page) means no access there can consume
+ * that poison again.
  */
-static bool vhost_metamap_poison_mapped(struct vhost_metamap *map)
+static bool vhost_metamap_poison_mapped(struct vhost_metamap *map,
+					unsigned long uaddr, unsigned long pfn)
 {
 	struct mm_struct *mm = map->vq->dev->mm;
 	struct page *page;
@@ -1111,16 +1113,32 @@ static bool vhost_metamap_poison_mapped(struct vhost_metamap *map)
 	if (!mm || !mmget_not_zero(mm))
 		return false;
 	mmap_read_lock(mm);
-	got = get_user_pages_remote(mm, map->poison_uaddr, 1, 0, &page,
-				    &locked);
+	got = get_user_pages_remote(mm, uaddr, 1, 0, &page, &locked);
 	if (locked)
 		mmap_read_unlock(mm);
 	mmput(mm);
 	if (got != 1)
 		return false;
-	mapped = page_to_pfn(page) == map->poison_pfn;
+	mapped = page_to_pfn(page) == pfn;
 	put_page(page);
 	return mapped;
+}
+
+/*
+ * Whether a quarantine of the poisoned page @pfn at @uaddr may lift: asks
+ * vhost_metamap_poison_mapped() at most every VHOST_METAMAP_RETRY_DELAY
+ * (*@check_at), and true once the page is gone.  vq->mutex; sleeps.
+ */
+static bool vhost_metamap_poison_gone(struct vhost_metamap *map,
+				      unsigned long uaddr, unsigned long pfn,
+				      unsigned long *check_at)
+{
+	if (time_before(jiffies, *check_at))
+		return false;
+	if (!vhost_metamap_poison_mapped(map, uaddr, pfn))
+		return true;
+	*check_at = jiffies + max(1UL, VHOST_METAMAP_RETRY_DELAY);
+	return false;
 }
 
 /**
@@ -1137,15 +1155,12 @@ static bool vhost_metamap_poison_mapped(struct vhost_metamap *map)
 bool __vhost_metamap_poisoned(struct vhost_metamap *map)
 {
 	lockdep_assert_held(&map->vq->mutex);
-	if (!time_before(jiffies, map->poison_check_at)) {
-		if (!vhost_metamap_poison_mapped(map)) {
-			WRITE_ONCE(map->quarantined, false);
-			vhost_metamap_engage(map->vq, map);
-			map->poison_pfn = 0;
-			return false;
-		}
-		map->poison_check_at = jiffies +
-				       max(1UL, VHOST_METAMAP_RETRY_DELAY);
+	if (vhost_metamap_poison_gone(map, map->poison_uaddr, map->poison_pfn,
+				      &map->poison_check_at)) {
+		WRITE_ONCE(map->quarantined, false);
+		vhost_metamap_engage(map->vq, map);
+		map->poison_pfn = 0;
+		return false;
 	}
 	vhost_metamap_stat_inc(map, &map->stats.poisoned);
 	return true;
@@ -1198,7 +1213,8 @@ EXPORT_SYMBOL_GPL(__vhost_metamap_put16);
  * sequence of the region it is in, drop the reference.  Refused, as the
  * ring map refuses, where it is in no region, not mapped in a VMA
  * registered with userfaultfd, or where GUP refuses it (a hole, VM_IO or VM_PFNMAP,
- * memfd_secret, hwpoison).  0, or -EAGAIN if the region was invalidated
+ * memfd_secret, hwpoison); and the page quarantined for poison, wherever
+ * the owner maps it.  0, or -EAGAIN if the region was invalidated
  * meanwhile, or -EPERM.  Sleeps; vq->mutex held, outside a section.
  */
 static noinline int vhost_metamap_payload_fill(struct vhost_metamap *map,
@@ -1251,6 +1267,10 @@ static noinline int vhost_metamap_payload_fill(struct vhost_metamap *map,
 	if (got != 1)
 		goto refused;
 found:
+	if (unlikely(page_to_pfn(page) == map->payload_poison_pfn)) {
+		put_page(page);
+		goto refused;
+	}
 	spin_lock(&map->lock);
 	if (mmu_interval_read_retry(&r->notifier, seq)) {
 		spin_unlock(&map->lock);
@@ -1353,6 +1373,72 @@ vhost_metamap_payload_fast(struct vhost_metamap *map, struct iov_iter *iter,
 	vhost_metamap_stat_inc(map, &map->stats.payload_fast);
 }
 
+/*
+ * A copy through the payload map read poison in the page @pfn, the
+ * owner's page @upfn: quarantine it.  No entry serves the page any more,
+ * no fill takes it again (vhost_metamap_payload_fill()), every copy of a
+ * buffer in @upfn fails before reading anything until the page there is
+ * not @pfn (vhost_metamap_payload_poisoned()), and memory failure handling
+ * is asked to unmap it: one machine check per poisoned page, however often
+ * the guest kicks.  One page at a time: a second takes the first's place.
+ * The entries belong to the vq->mutex holder (struct
+ * vhost_metamap_payload).  vq->mutex, outside a section.
+ */
+static noinline void vhost_metamap_payload_quarantine(struct vhost_metamap *map,
+						      unsigned long pfn,
+						      unsigned long upfn)
+{
+	struct vhost_metamap_payload *pl = map->payload;
+	void *kaddr = page_address(pfn_to_page(pfn));
+	unsigned int i;
+
+	for (i = 0; i <= pl->mask; i++)
+		if (pl->page[i].kaddr == kaddr)
+			pl->page[i].upfn = ~0UL;
+	map->payload_poison_pfn = pfn;
+	map->payload_poison_upfn = upfn;
+	map->payload_poison_check_at = jiffies;
+	memory_failure_queue(pfn, 0);
+	vhost_metamap_stat_inc(map, &map->stats.poisoned);
+}
+
+/*
+ * Whether a copy of the first @total bytes of @from would read the page
+ * quarantined for poison.  At most every VHOST_METAMAP_RETRY_DELAY it asks
+ * GUP whether the page is gone, and lifts the quarantine once it is.  A
+ * copy refused is counted (poisoned).  vq->mutex; sleeps.
+ */
+static noinline bool vhost_metamap_payload_poisoned(struct vhost_metamap *map,
+						    const struct iov_iter *from,
+						    size_t total)
+{
+	unsigned long upfn = map->payload_poison_upfn, start, seg;
+	const struct iovec *iov = iter_iov(from);
+	size_t off = from->iov_offset, n;
+	bool hit = false;
+
+	for (seg = 0; seg < from->nr_segs && total && !hit; seg++, off = 0) {
+		n = min(iov[seg].iov_len - off, total);
+		if (!n)
+			continue;
+		start = (unsigned long)iov[seg].iov_base + off;
+		hit = upfn >= start >> PAGE_SHIFT &&
+		      upfn <= (start + n - 1) >> PAGE_SHIFT;
+		total -= n;
+	}
+	if (!hit)
+		return false;
+	if (vhost_metamap_poison_gone(map, upfn << PAGE_SHIFT,
+				      map->payload_poison_pfn,
+				      &map->payload_poison_check_at)) {
+		map->payload_poison_upfn = 0;
+		map->payload_poison_pfn = 0;
+		return false;
+	}
+	vhost_metamap_stat_inc(map, &map->stats.poisoned);
+	return true;
+}
+
 /**
  * __vhost_metamap_copy_from_iter - copy a buffer of the guest's through
  *	the payload map
@@ -1364,15 +1450,16 @@ vhost_metamap_payload_fast(struct vhost_metamap *map, struct iov_iter *iter,
  * Copies as far as the payload map serves, in one section: a page it does
  * not hold is found (GUP, outside the section) and the copy goes on, a
  * page it may not serve ends it.  Guest memory may hold an uncorrectable
- * error: the read is copy_mc_to_kernel(), and a poisoned page is handed to
- * memory_failure() after the section (fail_vhost_metamap_payload_mc
- * injects such poison into the first page the call reads through the
- * map).
+ * error: the read is copy_mc_to_kernel(), and a poisoned page is
+ * quarantined and handed to memory_failure() after the section
+ * (fail_vhost_metamap_payload_mc injects such poison into the first page
+ * the call reads through the map).
  *
  * Context: vq->mutex held; sleeps.
  * Return: the bytes copied, @from advanced by as many; fewer than the
  * pieces' total where a page could not be served, and the caller copies
- * the rest through uaccess; -EIO if a page holds poison.
+ * the rest through uaccess; -EIO if a page holds poison, or the buffer
+ * is in the page quarantined for it.
  */
 ssize_t __vhost_metamap_copy_from_iter(struct vhost_metamap *map,
 				       const struct vhost_metamap_to *to,
@@ -1381,7 +1468,7 @@ ssize_t __vhost_metamap_copy_from_iter(struct vhost_metamap *map,
 	struct vhost_metamap_payload *pl = map->payload;
 	const struct iovec *iov = iter_iov(from);
 	size_t off = from->iov_offset, done = 0, total = 0, at = 0;
-	unsigned long seg = 0, poison = 0;
+	unsigned long seg = 0, poison = 0, poison_upfn = 0;
 	unsigned int fills = 0, t = 0;
 	bool admitted = false, mc;
 
@@ -1391,6 +1478,9 @@ ssize_t __vhost_metamap_copy_from_iter(struct vhost_metamap *map,
 	if (!pl || !iter_is_iovec(from) || !total ||
 	    total > iov_iter_count(from))
 		return 0;
+	if (unlikely(map->payload_poison_upfn) &&
+	    vhost_metamap_payload_poisoned(map, from, total))
+		return -EIO;
 	t = 0;
 	mc = vhost_metamap_inject_payload_mc();
 	spin_lock(&map->lock);
@@ -1421,8 +1511,10 @@ ssize_t __vhost_metamap_copy_from_iter(struct vhost_metamap *map,
 				unsigned long left = unlikely(mc) ? to[t].len :
 					copy_mc_to_kernel(to[t].dst, k, to[t].len);
 
-				if (unlikely(left))
+				if (unlikely(left)) {
 					poison = page_to_pfn(virt_to_page(k));
+					poison_upfn = uaddr >> PAGE_SHIFT;
+				}
 				k += to[t].len;
 			}
 			spin_unlock(&map->lock);
@@ -1476,6 +1568,7 @@ ssize_t __vhost_metamap_copy_from_iter(struct vhost_metamap *map,
 		left = unlikely(mc) ? n : copy_mc_to_kernel(to[t].dst + at, k, n);
 		if (unlikely(left)) {
 			poison = page_to_pfn(virt_to_page(k + n - left));
+			poison_upfn = uaddr >> PAGE_SHIFT;
 			break;
 		}
 		done += n;
@@ -1487,8 +1580,7 @@ out:
 	if (unlikely(pl->grow))
 		vhost_metamap_payload_grow(map);
 	if (unlikely(poison)) {
-		memory_failure_queue(poison, 0);
-		vhost_metamap_stat_inc(map, &map->stats.poisoned);
+		vhost_metamap_payload_quarantine(map, poison, poison_upfn);
 		return -EIO;
 	}
 	if (done)

@@ -62,7 +62,7 @@ struct vhost_metamap_stats {
 	u64_stats_t batched;	/* descriptors served from the read-ahead */
 	u64_stats_t refused;	/* memory or a CPU the maps may not serve, seen */
 	u64_stats_t uaccess_fills; /* read-aheads through uaccess */
-	u64_stats_t poisoned;	/* accesses failed: a ring page is poisoned */
+	u64_stats_t poisoned;	/* accesses failed: a ring or buffer page poisoned */
 	u64_stats_t payload_fast;	/* buffers read/written through it */
 	u64_stats_t payload_fallback;	/* ... that uaccess finished (RX: all) */
 	u64_stats_t payload_fills;	/* pages the payload map found */
@@ -244,6 +244,13 @@ struct vhost_metamap_payload {
  * @poison_uaddr: the owner's address of that page; vq->mutex.
  * @poison_check_at: jiffies before which the quarantine is not checked
  *	again; vq->mutex.
+ * @payload_poison_upfn: the owner's page (address >> PAGE_SHIFT) where a
+ *	copy through the payload map read poison, or 0: every copy of a
+ *	buffer in that page fails (vhost_metamap_payload_poisoned()) until
+ *	the page there is no longer the poisoned one; vq->mutex.
+ * @payload_poison_pfn: that poisoned page, which no fill of the payload
+ *	map takes while quarantined; vq->mutex.
+ * @payload_poison_check_at: as @poison_check_at, for that quarantine.
  * @mode: how the queue accesses its ring, an enum vhost_metamap_mode:
  *	off (uaccess only), map (the map; the uaccess read-ahead while it
  *	cannot serve), batch (the uaccess read-ahead); vq->mutex.
@@ -277,6 +284,9 @@ struct vhost_metamap {
 	unsigned long poison_pfn;
 	unsigned long poison_uaddr;
 	unsigned long poison_check_at;
+	unsigned long payload_poison_upfn;
+	unsigned long payload_poison_pfn;
+	unsigned long payload_poison_check_at;
 	unsigned long retry_at;
 	unsigned int num;
 	u64 features;

@@ -54,6 +54,7 @@ FIXTURE(memkinds) {
 	struct uffd_srv u;
 	bool sigbus_set;
 	struct sigaction old_sigbus;
+	bool hwpoison_filtered;
 };
 
 FIXTURE_VARIANT(memkinds) {
@@ -119,12 +120,38 @@ FIXTURE_SETUP(memkinds)
 }
 
 
+#define HWPOISON_DIR "/sys/kernel/debug/hwpoison"
+#define KPF_NOPAGE 20
+
+/*
+ * Make memory failure handling leave every page as it is, or stop that
+ * (CONFIG_HWPOISON_INJECT's filter: only a page whose stable flags hold
+ * KPF_NOPAGE, which no page in use holds, would be handled).  0 or -errno.
+ */
+static int hwpoison_filter_all(bool on)
+{
+	char v[32];
+	int r;
+
+	if (!on)
+		return write_str(HWPOISON_DIR "/corrupt-filter-enable", "0");
+	snprintf(v, sizeof(v), "%llu", 1ULL << KPF_NOPAGE);
+	r = write_str(HWPOISON_DIR "/corrupt-filter-flags-mask", v);
+	if (!r)
+		r = write_str(HWPOISON_DIR "/corrupt-filter-flags-value", v);
+	if (!r)
+		r = write_str(HWPOISON_DIR "/corrupt-filter-enable", "1");
+	return r;
+}
+
 FIXTURE_TEARDOWN(memkinds)
 {
 	vnet_close(&self->n);
 	uffd_stop(&self->u);
 	if (self->sigbus_set)
 		sigaction(SIGBUS, &self->old_sigbus, NULL);
+	if (self->hwpoison_filtered)
+		hwpoison_filter_all(false);
 	if (self->alloc)
 		munmap(self->alloc, self->alloc_len);
 	if (self->view)
@@ -1088,6 +1115,62 @@ static void payload_mc_unserved(struct __test_metadata *_metadata,
 }
 
 /*
+ * Send the TX buffer at buf (frames seq, seq + 1, ...) until the payload
+ * map reads it: a page met first is not filled.
+ */
+static void payload_map_holds(struct __test_metadata *_metadata,
+			      FIXTURE_DATA(memkinds) *self, uint8_t *buf,
+			      size_t len, uint32_t seq)
+{
+	struct metamap_stats s0, s;
+	int i;
+
+	s0 = tx_stats(_metadata, self);
+	for (i = 0; i < 3; i++) {
+		buf_write(self, buf, len, seq + i);
+		send_expect(_metadata, self, buf, buf + self->n.hdr_len, len,
+			    "a write");
+		s = tx_stats(_metadata, self);
+		if (s.payload_fast > s0.payload_fast)
+			break;
+	}
+	ASSERT_LT(s0.payload_fast, s.payload_fast)
+		TH_LOG("the payload map never read the buffer");
+}
+
+/*
+ * Queue the TX buffer at buf (len bytes of frame after the header) with
+ * FAIL_PAYLOAD_MC armed once, kick, and wait until poisoned counts the
+ * copy that found the page poisoned.  Returns the counters from before the
+ * kick in *before, and those after.
+ */
+static struct metamap_stats payload_poison_send(struct __test_metadata *_metadata,
+						FIXTURE_DATA(memkinds) *self,
+						uint8_t *buf, size_t len,
+						struct metamap_stats *before)
+{
+	struct vq *vq = &self->n.vq[VNET_TX];
+	struct metamap_stats s0, s;
+	int i;
+
+	s0 = tx_stats(_metadata, self);
+	*before = s0;
+	ASSERT_EQ(0, fail_arm(FAIL_PAYLOAD_MC, 1))
+		TH_LOG("arming %s", FAIL_PAYLOAD_MC);
+	ASSERT_EQ(0, vnet_tx_add_buf(&self->n, buf, self->n.hdr_len + len));
+	vq_publish(vq);
+	vq_notify(vq);
+	for (i = 0, s = s0; i < 1000 && s.poisoned == s0.poisoned; i++) {
+		usleep(10000);
+		s = tx_stats(_metadata, self);
+	}
+	EXPECT_EQ(0, read_long(FAIL_PAYLOAD_MC "/times")) TH_LOG("not injected");
+	fail_arm(FAIL_PAYLOAD_MC, 0);
+	EXPECT_EQ(s0.poisoned + 1, s.poisoned);
+	return s;
+}
+
+/*
  * A TX copy through the payload map finds the buffer's page poisoned:
  * fault injection (fail_vhost_metamap_payload_mc) gives the answer
  * copy_mc_to_kernel() gives for an uncorrectable memory error, as
@@ -1142,17 +1225,7 @@ TEST_F_TIMEOUT(memkinds, poisoned_buffer_read_drops_frame_until_page_replaced,
 		return;
 	}
 
-	/* Until the payload map holds the page (a page met first is not). */
-	s0 = tx_stats(_metadata, self);
-	for (i = 0; i < 3; i++) {
-		buf_write(self, buf, len, 0x29200 + i);
-		send_expect(_metadata, self, buf, buf + hl, len, "a write");
-		s = tx_stats(_metadata, self);
-		if (s.payload_fast > s0.payload_fast)
-			break;
-	}
-	ASSERT_LT(s0.payload_fast, s.payload_fast)
-		TH_LOG("the payload map never read the buffer");
+	payload_map_holds(_metadata, self, buf, len, 0x29200);
 
 	ASSERT_EQ(0, sigaction(SIGBUS, &sa, &self->old_sigbus));
 	self->sigbus_set = true;
@@ -1160,19 +1233,7 @@ TEST_F_TIMEOUT(memkinds, poisoned_buffer_read_drops_frame_until_page_replaced,
 	buf_write(self, buf, len, 0x29300);
 	memcpy(want, buf + hl, len);
 	kfd = kmsg_open();
-	s0 = tx_stats(_metadata, self);
-	ASSERT_EQ(0, fail_arm(FAIL_PAYLOAD_MC, 1))
-		TH_LOG("arming %s", FAIL_PAYLOAD_MC);
-	ASSERT_EQ(0, vnet_tx_add_buf(&self->n, buf, hl + len));
-	vq_publish(vq);
-	vq_notify(vq);
-	for (i = 0, s = s0; i < 1000 && s.poisoned == s0.poisoned; i++) {
-		usleep(10000);
-		s = tx_stats(_metadata, self);
-	}
-	EXPECT_EQ(0, read_long(FAIL_PAYLOAD_MC "/times")) TH_LOG("not injected");
-	fail_arm(FAIL_PAYLOAD_MC, 0);
-	EXPECT_EQ(s0.poisoned + 1, s.poisoned);
+	s = payload_poison_send(_metadata, self, buf, len, &s0);
 	/* Not sent: a retry would read the poisoned page again. */
 	EXPECT_EQ(-ETIMEDOUT, wire_recv(&self->n, got, sizeof(got), 300))
 		TH_LOG("a frame left from a poisoned page (frame %u)",
@@ -1238,6 +1299,102 @@ TEST_F_TIMEOUT(memkinds, poisoned_buffer_read_drops_frame_until_page_replaced,
 	EXPECT_LT(s0.payload_fast, s1.payload_fast)
 		TH_LOG("the fresh page not read through the payload map");
 	EXPECT_EQ(s0.poisoned, s1.poisoned);
+	EXPECT_EQ(0, kmsg_scan(kfd, true));
+	traffic(_metadata, self, 100);
+	munmap(buf, PAGE);
+}
+
+/*
+ * A TX copy through the payload map finds the buffer's page poisoned, and
+ * memory failure handling cannot unmap it (its filter makes it leave every
+ * page, as it leaves a page it fails to handle): the page is quarantined.
+ * The frame is not sent, and every kick after that fails the copy before
+ * reading anything, through the map or through uaccess, each counted in
+ * poisoned: one machine check per poisoned page, however often the guest
+ * kicks (before, the entry stayed valid and the next kick read the page
+ * again through the map: on silicon a machine check per kick).  Once the
+ * owner maps another page there the quarantine lifts and the frame goes
+ * out byte-exact.  Only mode map has a payload map: modes off and batch
+ * are poisoned_buffer_read_drops_frame_until_page_replaced's.
+ */
+TEST_F_TIMEOUT(memkinds, poisoned_buffer_quarantined_while_mapped, 90)
+{
+	struct vq *vq = &self->n.vq[VNET_TX];
+	uint8_t want[200], got[200];
+	struct metamap_stats s0, s;
+	size_t hl, len = sizeof(want);
+	uint8_t *buf, *fresh;
+	int kfd, i, k, r;
+
+	if (!variant->map)
+		SKIP(return, "no payload map outside mode map");
+	if (access("/sys/kernel/debug/failslab", F_OK))
+		SKIP(return, "kernel without CONFIG_FAULT_INJECTION_DEBUG_FS");
+	ASSERT_EQ(0, access(FAIL_PAYLOAD_MC, F_OK))
+		TH_LOG("no %s", FAIL_PAYLOAD_MC);
+	if (access(HWPOISON_DIR, F_OK) && system("modprobe -q hwpoison_inject"))
+		TH_LOG("modprobe hwpoison_inject failed");
+	ASSERT_EQ(0, access(HWPOISON_DIR, F_OK))
+		TH_LOG("no %s (CONFIG_HWPOISON_INJECT)", HWPOISON_DIR);
+	ASSERT_EQ(0, open_at(self, self->alloc, true));
+	hl = self->n.hdr_len;
+	traffic(_metadata, self, 100);
+	buf = vnet_map_anon(PAGE);
+	ASSERT_NE(NULL, buf);
+	payload_map_holds(_metadata, self, buf, len, 0x29500);
+
+	buf_write(self, buf, len, 0x29600);
+	memcpy(want, buf + hl, len);
+	kfd = kmsg_open();
+	self->hwpoison_filtered = true;
+	r = hwpoison_filter_all(true);
+	ASSERT_EQ(0, r) TH_LOG("the hwpoison filter: %s", strerror(-r));
+	s = payload_poison_send(_metadata, self, buf, len, &s0);
+	ASSERT_EQ(s0.poisoned + 1, s.poisoned);
+
+	/* Kicks while the page stays: refused, nothing read, nothing sent. */
+	for (k = 1; k <= 3; k++) {
+		usleep(30000);	/* past the quarantine's 10 ms between checks */
+		vq_notify(vq);
+		for (i = 0; i < 500 && s.poisoned < s0.poisoned + 1 + k; i++) {
+			usleep(10000);
+			s = tx_stats(_metadata, self);
+		}
+		EXPECT_EQ(s0.poisoned + 1 + k, s.poisoned)
+			TH_LOG("kick %d: not refused as poisoned", k);
+	}
+	EXPECT_EQ(-ETIMEDOUT, wire_recv(&self->n, got, sizeof(got), 300))
+		TH_LOG("a frame left from a quarantined page (frame %u)",
+		       frame_seq(got));
+	EXPECT_EQ(0, vnet_tx_reap(&self->n)) TH_LOG("the chain was used");
+	EXPECT_FALSE(page_unmapped(buf)) TH_LOG("memory failure unmapped the page");
+	s = tx_stats(_metadata, self);
+	TH_LOG("after 3 kicks: poisoned +%lu, payload fast +%lu, fallback +%lu, fills +%lu",
+	       s.poisoned - s0.poisoned, s.payload_fast - s0.payload_fast,
+	       s.payload_fallback - s0.payload_fallback,
+	       s.payload_fills - s0.payload_fills);
+	EXPECT_EQ(s0.payload_fast, s.payload_fast)
+		TH_LOG("the quarantined page was read through the map");
+	EXPECT_EQ(s0.payload_fallback, s.payload_fallback)
+		TH_LOG("the quarantined page was read through uaccess");
+
+	/* Another page there: the quarantine lifts, the frame goes out. */
+	fresh = vnet_map_anon(PAGE);
+	ASSERT_NE(NULL, fresh);
+	buf_write(self, fresh, len, 0x29600);
+	ASSERT_EQ(buf, mremap(fresh, PAGE, PAGE, MREMAP_MAYMOVE | MREMAP_FIXED,
+			      buf));
+	s0 = tx_stats(_metadata, self);
+	usleep(30000);
+	vq_notify(vq);
+	r = wire_recv(&self->n, got, sizeof(got), 10000);
+	ASSERT_EQ((int)len, r);
+	ASSERT_EQ(0, memcmp(want, got, len));
+	ASSERT_EQ(0, vnet_tx_drain(&self->n, 10000));
+	s = tx_stats(_metadata, self);
+	EXPECT_EQ(s0.poisoned, s.poisoned);
+	self->hwpoison_filtered = false;
+	EXPECT_EQ(0, hwpoison_filter_all(false));
 	EXPECT_EQ(0, kmsg_scan(kfd, true));
 	traffic(_metadata, self, 100);
 	munmap(buf, PAGE);
