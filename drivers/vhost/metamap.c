@@ -822,12 +822,32 @@ void vhost_metamap_dev_free(struct vhost_dev *dev)
 EXPORT_SYMBOL_GPL(vhost_metamap_dev_free);
 
 /*
+ * mmu_interval_read_begin() without its wait: false while an invalidation
+ * of the range is in progress, which may last as long as the owner's
+ * threads keep invalidating it, and the worker holds vq->mutex.  The
+ * caller then copies through uaccess and tries again later.  On a kernel
+ * without mmu_interval_read_try_begin() (the DKMS package on a
+ * distribution's kernel: its mm/ is not ours to patch), the wait stays.
+ */
+static bool vhost_metamap_read_begin(struct mmu_interval_notifier *mni,
+				     unsigned long *seq)
+{
+#ifdef VHOST_METAMAP_STOCK_MM
+	*seq = mmu_interval_read_begin(mni);
+	return true;
+#else
+	return mmu_interval_read_try_begin(mni, seq);
+#endif
+}
+
+/*
  * Fault a range in; the page references are the caller's to drop.  GUP
  * refuses what the map may not serve (-EFAULT: a hole, VM_IO or VM_PFNMAP,
  * memfd_secret, a mapping without the access needed), counted as refused;
  * a range registered with userfaultfd since the map was armed is left to
  * uaccess too.  GUP is told it may drop mmap_lock (@locked), as a fault
- * that waits for a handler requires.
+ * that waits for a handler requires.  -EBUSY: the range is being
+ * invalidated (vhost_metamap_read_begin()).
  */
 static int vhost_metamap_fault(struct vhost_metamap *map,
 			       struct vhost_metamap_range *r, bool write,
@@ -837,7 +857,8 @@ static int vhost_metamap_fault(struct vhost_metamap *map,
 	int locked = 1;
 	long got;
 
-	*seq = mmu_interval_read_begin(&r->notifier);
+	if (!vhost_metamap_read_begin(&r->notifier, seq))
+		return -EBUSY;
 	mmap_read_lock(mm);
 	if (vhost_metamap_refuse_range(mm, r)) {
 		mmap_read_unlock(mm);
@@ -938,9 +959,11 @@ static noinline bool vhost_metamap_refresh(struct vhost_metamap *map)
 	vhost_metamap_stat_inc(map, &map->stats.remaps);
 	return true;
 fail:
-	if (ret != -EPERM)	/* a refusal was counted as one */
+	/* A refusal was counted as one; a range being invalidated is none. */
+	if (ret != -EPERM && ret != -EBUSY)
 		vhost_metamap_stat_inc(map, &map->stats.remap_failures);
-	map->retry_at = jiffies + max(1UL, VHOST_METAMAP_RETRY_DELAY);
+	map->retry_at = jiffies + (ret == -EBUSY ? 1 :
+				   max(1UL, VHOST_METAMAP_RETRY_DELAY));
 	return false;
 }
 
@@ -1215,7 +1238,9 @@ EXPORT_SYMBOL_GPL(__vhost_metamap_put16);
  * registered with userfaultfd, or where GUP refuses it (a hole, VM_IO or VM_PFNMAP,
  * memfd_secret, hwpoison); and the page quarantined for poison, wherever
  * the owner maps it.  0, or -EAGAIN if the region was invalidated
- * meanwhile, or -EPERM.  Sleeps; vq->mutex held, outside a section.
+ * meanwhile, -EBUSY if it is being invalidated (no wait for that:
+ * vhost_metamap_read_begin()), or -EPERM.  Sleeps; vq->mutex held,
+ * outside a section.
  */
 static noinline int vhost_metamap_payload_fill(struct vhost_metamap *map,
 					       unsigned long uaddr, bool write)
@@ -1239,7 +1264,8 @@ static noinline int vhost_metamap_payload_fill(struct vhost_metamap *map,
 	}
 	if (!r)
 		goto refused;
-	seq = mmu_interval_read_begin(&r->notifier);
+	if (!vhost_metamap_read_begin(&r->notifier, &seq))
+		return -EBUSY;
 	/*
 	 * The worker runs in the owner's mm: a page that is mapped already,
 	 * the common case, is found without mmap_lock.  GUP-fast takes no
@@ -1471,6 +1497,7 @@ ssize_t __vhost_metamap_copy_from_iter(struct vhost_metamap *map,
 	unsigned long seg = 0, poison = 0, poison_upfn = 0;
 	unsigned int fills = 0, t = 0;
 	bool admitted = false, mc;
+	int ret;
 
 	lockdep_assert_held(&map->vq->mutex);
 	for (t = 0; t < nto; t++)
@@ -1559,7 +1586,8 @@ ssize_t __vhost_metamap_copy_from_iter(struct vhost_metamap *map,
 			}
 			admitted = false;
 			spin_unlock(&map->lock);
-			if (vhost_metamap_payload_fill(map, uaddr, false) == -EPERM)
+			ret = vhost_metamap_payload_fill(map, uaddr, false);
+			if (ret == -EPERM || ret == -EBUSY)
 				goto out;
 			spin_lock(&map->lock);
 			continue;
@@ -1612,6 +1640,7 @@ vhost_metamap_copy_to_iter_walk(struct vhost_metamap *map, const void *hdr,
 	const struct iovec *iov = iter_iov(to);
 	unsigned int np = 0, i, fills = 0;
 	unsigned long seg = 0;
+	int ret;
 
 	/* The buffer's pieces, one page each, outside the section. */
 	while (got < total) {
@@ -1657,7 +1686,8 @@ vhost_metamap_copy_to_iter_walk(struct vhost_metamap *map, const void *hdr,
 			goto uaccess;
 		}
 		spin_unlock(&map->lock);
-		if (vhost_metamap_payload_fill(map, piece[i].uaddr, true) == -EPERM)
+		ret = vhost_metamap_payload_fill(map, piece[i].uaddr, true);
+		if (ret == -EPERM || ret == -EBUSY)
 			goto uaccess;
 	}
 	/* The writes: loads and stores until the unlock. */
