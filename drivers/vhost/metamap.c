@@ -39,6 +39,7 @@
 #include <linux/module.h>
 #include <linux/nospec.h>
 #include <linux/slab.h>
+#include <linux/timekeeping.h>
 #include <linux/uaccess.h>
 #include <linux/userfaultfd_k.h>
 
@@ -145,6 +146,26 @@ static void *vhost_metamap_safe_page(void)
 	return vhost_metamap_safe;
 }
 
+/*
+ * The longest an invalidate callback of either map waited for map->lock
+ * (held by a section) and held it, in ns: what an invalidation of the
+ * owner's mm waits for the map.  debugfs file
+ * vhost_metamap_callback_max_ns: read it, write 0 to start again.  A
+ * store only when a callback takes longer than any before; loads and
+ * stores, so it may run under map->lock.
+ */
+static u64 vhost_metamap_callback_max_ns;
+
+static void vhost_metamap_callback_took(u64 t0)
+{
+	u64 d = ktime_get_mono_fast_ns() - t0;
+	u64 old = READ_ONCE(vhost_metamap_callback_max_ns);
+
+	while (d > old &&
+	       !try_cmpxchg64(&vhost_metamap_callback_max_ns, &old, d))
+		;
+}
+
 /* Make the map invalid; map->lock held. */
 static void __vhost_metamap_invalidate(struct vhost_metamap *map)
 {
@@ -168,6 +189,7 @@ static bool vhost_metamap_invalidate(struct mmu_interval_notifier *mni,
 	struct vhost_metamap_range *r =
 		container_of(mni, struct vhost_metamap_range, notifier);
 	struct vhost_metamap *map = r->map;
+	u64 t0;
 
 	/*
 	 * Readers hold map->lock only around loads and stores of mapped ring
@@ -178,10 +200,12 @@ static bool vhost_metamap_invalidate(struct mmu_interval_notifier *mni,
 	 * non-blockable invalidations (the OOM reaper) are served like any
 	 * other and this never answers false.
 	 */
+	t0 = ktime_get_mono_fast_ns();
 	spin_lock(&map->lock);
 	mmu_interval_set_seq(mni, cur_seq);
 	__vhost_metamap_invalidate(map);
 	WRITE_ONCE(map->stats.invalidations, map->stats.invalidations + 1);
+	vhost_metamap_callback_took(t0);
 	spin_unlock(&map->lock);
 	return true;
 }
@@ -206,6 +230,7 @@ static bool vhost_metamap_payload_invalidate(struct mmu_interval_notifier *mni,
 	struct vhost_metamap_region *r =
 		container_of(mni, struct vhost_metamap_region, notifier);
 	struct vhost_metamap *map = r->map;
+	u64 t0;
 
 	/*
 	 * A section of the payload map copies one buffer's bytes: a TX
@@ -214,10 +239,12 @@ static bool vhost_metamap_payload_invalidate(struct mmu_interval_notifier *mni,
 	 * VHOST_METAMAP_WRITE_PAGES pages: the wait here is that copy at
 	 * most.  Every entry of the region is stale once the sequence moves.
 	 */
+	t0 = ktime_get_mono_fast_ns();
 	spin_lock(&map->lock);
 	mmu_interval_set_seq(mni, cur_seq);
 	WRITE_ONCE(map->stats.payload_invalidations,
 		   map->stats.payload_invalidations + 1);
+	vhost_metamap_callback_took(t0);
 	spin_unlock(&map->lock);
 	return true;
 }
@@ -2374,6 +2401,8 @@ static int __init vhost_metamap_mod_init(void)
 	vhost_metamap_fault_init();
 	debugfs_create_bool("vhost_metamap_dcache_aliasing", 0600, NULL,
 			    &vhost_metamap_pretend_aliasing);
+	debugfs_create_u64("vhost_metamap_callback_max_ns", 0600, NULL,
+			   &vhost_metamap_callback_max_ns);
 	return 0;
 }
 module_init(vhost_metamap_mod_init);
@@ -2381,6 +2410,7 @@ module_init(vhost_metamap_mod_init);
 static void __exit vhost_metamap_mod_exit(void)
 {
 	debugfs_lookup_and_remove("vhost_metamap_dcache_aliasing", NULL);
+	debugfs_lookup_and_remove("vhost_metamap_callback_max_ns", NULL);
 	vhost_metamap_fault_exit();
 }
 module_exit(vhost_metamap_mod_exit);
