@@ -2331,29 +2331,33 @@ TEST_F(metamap, dcache_aliasing_refuses_both_maps)
  * and never touched, so that each call is an invalidation of the region
  * and little else: the payload map's sequence moves on every one, and one
  * is nearly always in progress (touching pages between the calls made
- * them rarer and the test weaker: about 1500 in 3 s instead of 30000).  The worker must not wait for them
- * with vq->mutex held (an ioctl needing it would wait as long): TX frames
- * per second and VHOST_GET_VRING_BASE's latency, measured meanwhile, stay
- * within 2x of mode batch's, which maps nothing and waits for no
- * invalidation.
+ * them rarer and the test weaker: about 1500 in 3 s instead of 30000).
+ * The worker must not wait for them with vq->mutex held (an ioctl needing
+ * it would wait as long): TX frames per second and VHOST_GET_VRING_BASE's
+ * latency, measured meanwhile, stay within 2x of a device in mode batch,
+ * which maps nothing and waits for no invalidation, measured in rounds
+ * alternating with the device under test's.
  */
 #define ZAPPERS 4
 #define ZAP_LEN (32UL << 20)
-#define BUSY_MS 3000
+#define ROUNDS 6		/* alternately on each device */
+#define ROUND_MS 1000
 #define LAT_MAX 2048
 
-struct busy_mm {
+struct busy_zap {
+	int stop;
+	uint64_t zaps;
+};
+
+struct busy_lat {		/* one device's GET_VRING_BASE timings */
 	int stop;
 	int vhost_fd;
 	unsigned int nlat;
 	double lat_ms[LAT_MAX];
-	uint64_t zaps;
 };
 
 struct busy_result {
-	double fps, lat_p95, lat_max;
-	uint64_t zaps;
-	int err;		/* of the traffic, or 0 */
+	double fps, lat_p50, lat_p95, lat_max;
 };
 
 static double mono_ms(void)
@@ -2366,15 +2370,15 @@ static double mono_ms(void)
 
 static void *busy_zapper(void *arg)
 {
-	struct busy_mm *b = arg;
+	struct busy_zap *z = arg;
 	void *p = mmap(NULL, ZAP_LEN, PROT_READ | PROT_WRITE,
 		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 
 	if (p == MAP_FAILED)
 		return NULL;
-	while (!__atomic_load_n(&b->stop, __ATOMIC_RELAXED)) {
+	while (!__atomic_load_n(&z->stop, __ATOMIC_RELAXED)) {
 		madvise(p, ZAP_LEN, MADV_DONTNEED);
-		__atomic_add_fetch(&b->zaps, 1, __ATOMIC_RELAXED);
+		__atomic_add_fetch(&z->zaps, 1, __ATOMIC_RELAXED);
 	}
 	munmap(p, ZAP_LEN);
 	return NULL;
@@ -2382,16 +2386,16 @@ static void *busy_zapper(void *arg)
 
 static void *busy_latency(void *arg)
 {
-	struct busy_mm *b = arg;
+	struct busy_lat *l = arg;
 	struct vhost_vring_state st = { .index = VNET_TX };
 	double t0;
 
-	while (!__atomic_load_n(&b->stop, __ATOMIC_RELAXED) &&
-	       b->nlat < LAT_MAX) {
+	while (!__atomic_load_n(&l->stop, __ATOMIC_RELAXED) &&
+	       l->nlat < LAT_MAX) {
 		t0 = mono_ms();
-		if (ioctl(b->vhost_fd, VHOST_GET_VRING_BASE, &st))
+		if (ioctl(l->vhost_fd, VHOST_GET_VRING_BASE, &st))
 			break;
-		b->lat_ms[b->nlat++] = mono_ms() - t0;
+		l->lat_ms[l->nlat++] = mono_ms() - t0;
 		usleep(2000);
 	}
 	return NULL;
@@ -2404,43 +2408,66 @@ static int cmp_double(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-/* TX frames for BUSY_MS while the zappers run; n's frames and latencies. */
-static struct busy_result busy_mm_run(struct vnet *n)
+/* ROUND_MS of TX frames on n, its GET_VRING_BASE timed into l meanwhile. */
+static int busy_round(struct vnet *n, struct busy_lat *l, uint64_t *frames,
+		      double *ms)
 {
-	struct busy_result res = { 0 };
-	struct busy_mm *b = calloc(1, sizeof(*b));
-	pthread_t zt[ZAPPERS], lt;
-	uint64_t frames = 0;
+	pthread_t lt;
 	double t0, t;
-	int i;
+	int err;
 
-	if (!b) {
-		res.err = -ENOMEM;
-		return res;
-	}
-	b->vhost_fd = n->vhost_fd;
-	for (i = 0; i < ZAPPERS; i++)
-		pthread_create(&zt[i], NULL, busy_zapper, b);
-	pthread_create(&lt, NULL, busy_latency, b);
+	l->stop = 0;
+	l->vhost_fd = n->vhost_fd;
+	pthread_create(&lt, NULL, busy_latency, l);
 	t0 = mono_ms();
 	do {
-		res.err = vnet_tx_burst(n, 60, 32);
-		frames += 32;
+		err = vnet_tx_burst(n, 60, 32);
+		*frames += 32;
 		t = mono_ms();
-	} while (!res.err && t - t0 < BUSY_MS);
-	__atomic_store_n(&b->stop, 1, __ATOMIC_RELAXED);
+	} while (!err && t - t0 < ROUND_MS);
+	__atomic_store_n(&l->stop, 1, __ATOMIC_RELAXED);
+	pthread_join(lt, NULL);
+	*ms += t - t0;
+	return err;
+}
+
+/*
+ * The two devices under the same zappers, in alternating rounds, so that
+ * a change in the machine's load (make check runs two guests side by
+ * side) weighs on both alike.  0 or the error of the traffic.
+ */
+static int busy_mm_compare(struct vnet *dev[2], struct busy_result res[2],
+			   uint64_t *zaps)
+{
+	struct busy_lat *l = calloc(2, sizeof(*l));
+	struct busy_zap z = { 0 };
+	pthread_t zt[ZAPPERS];
+	uint64_t frames[2] = { 0, 0 };
+	double ms[2] = { 0, 0 };
+	int i, err = 0;
+
+	if (!l)
+		return -ENOMEM;
+	for (i = 0; i < ZAPPERS; i++)
+		pthread_create(&zt[i], NULL, busy_zapper, &z);
+	for (i = 0; i < ROUNDS && !err; i++)
+		err = busy_round(dev[i & 1], &l[i & 1], &frames[i & 1],
+				 &ms[i & 1]);
+	__atomic_store_n(&z.stop, 1, __ATOMIC_RELAXED);
 	for (i = 0; i < ZAPPERS; i++)
 		pthread_join(zt[i], NULL);
-	pthread_join(lt, NULL);
-	res.fps = frames * 1e3 / (t - t0);
-	res.zaps = b->zaps;
-	if (b->nlat) {
-		qsort(b->lat_ms, b->nlat, sizeof(double), cmp_double);
-		res.lat_p95 = b->lat_ms[b->nlat * 95 / 100];
-		res.lat_max = b->lat_ms[b->nlat - 1];
+	*zaps = z.zaps;
+	for (i = 0; i < 2; i++) {
+		res[i] = (struct busy_result){ .fps = ms[i] ? frames[i] * 1e3 / ms[i] : 0 };
+		if (!l[i].nlat)
+			continue;
+		qsort(l[i].lat_ms, l[i].nlat, sizeof(double), cmp_double);
+		res[i].lat_p50 = l[i].lat_ms[l[i].nlat / 2];
+		res[i].lat_p95 = l[i].lat_ms[l[i].nlat * 95 / 100];
+		res[i].lat_max = l[i].lat_ms[l[i].nlat - 1];
 	}
-	free(b);
-	return res;
+	free(l);
+	return err;
 }
 
 /* Whether the running kernel has a function of that name (kallsyms). */
@@ -2466,9 +2493,11 @@ TEST_F_TIMEOUT(metamap, busy_mm_does_not_stall_the_queue, 120)
 		.ring_num = NUM, .event_idx = true, .mrg_rxbuf = true,
 		.layout = { &l[0], &l[1] },
 	};
-	struct busy_result mine, batch;
-	struct metamap_stats s0, s1;
 	struct vnet ref = { .vhost_fd = -1, .tap_fd = -1, .sock_fd = -1 };
+	struct vnet *dev[2] = { &self->n, &ref };
+	struct busy_result res[2];
+	struct metamap_stats s0, s1;
+	uint64_t zaps;
 	void *rings;
 	int r;
 
@@ -2483,32 +2512,34 @@ TEST_F_TIMEOUT(metamap, busy_mm_does_not_stall_the_queue, 120)
 			TH_LOG("no mmu_interval_read_try_begin in a kernel with vhost built in");
 		SKIP(return, "kernel without mmu_interval_read_try_begin (a distribution's, under the DKMS package)");
 	}
-	stats(_metadata, self, VNET_TX, &s0);
-	mine = busy_mm_run(&self->n);
-	stats(_metadata, self, VNET_TX, &s1);
-	ASSERT_EQ(0, mine.err) TH_LOG("TX with the mm busy: %s", strerror(-mine.err));
-
-	/* the reference: a device in mode batch, the same load */
+	/* the reference: a device in mode batch, under the same load */
 	ASSERT_LE(0, metamap_set_default(METAMAP_BATCH));
 	rings = vnet_map_anon(vnet_rings_size(NUM));
 	ASSERT_NE(NULL, rings);
 	vnet_rings_layout(rings, NUM, l);
 	r = vnet_open(&ref, &o);
 	ASSERT_EQ(0, r) TH_LOG("vnet_open: %s", strerror(-r));
-	batch = busy_mm_run(&ref);
+	stats(_metadata, self, VNET_TX, &s0);
+	r = busy_mm_compare(dev, res, &zaps);
+	stats(_metadata, self, VNET_TX, &s1);
 	vnet_close(&ref);
 	munmap(rings, vnet_rings_size(NUM));
-	ASSERT_EQ(0, batch.err) TH_LOG("TX in mode batch: %s", strerror(-batch.err));
+	ASSERT_EQ(0, r) TH_LOG("TX with the mm busy: %s", strerror(-r));
 
-	TH_LOG("mode %d: %.0f frames/s, GET_VRING_BASE p95 %.2f ms max %.2f ms, %lu zaps, payload fills %lu fast %lu fallback %lu; batch: %.0f frames/s, p95 %.2f ms max %.2f ms, %lu zaps",
-	       variant->mode, mine.fps, mine.lat_p95, mine.lat_max,
-	       (unsigned long)mine.zaps, s1.payload_fills - s0.payload_fills,
+	TH_LOG("mode %d: %.0f frames/s, GET_VRING_BASE median %.2f ms p95 %.2f ms max %.2f ms, payload fills %lu fast %lu fallback %lu; batch: %.0f frames/s, median %.2f ms p95 %.2f ms max %.2f ms; %lu zaps",
+	       variant->mode, res[0].fps, res[0].lat_p50, res[0].lat_p95,
+	       res[0].lat_max, s1.payload_fills - s0.payload_fills,
 	       s1.payload_fast - s0.payload_fast,
-	       s1.payload_fallback - s0.payload_fallback, batch.fps,
-	       batch.lat_p95, batch.lat_max, (unsigned long)batch.zaps);
-	EXPECT_LE(batch.fps / 2, mine.fps);
-	/* a millisecond of slack: TCG's scheduling of the three vCPUs' worth */
-	EXPECT_GE(2 * batch.lat_p95 + 1, mine.lat_p95);
+	       s1.payload_fallback - s0.payload_fallback, res[1].fps,
+	       res[1].lat_p50, res[1].lat_p95, res[1].lat_max,
+	       (unsigned long)zaps);
+	EXPECT_LE(res[1].fps / 2, res[0].fps);
+	/*
+	 * The 95th percentile, with a millisecond of slack: the median is no
+	 * measure here, the latencies are two clusters (the ioctl between
+	 * two bursts, or behind one) and it falls in either.
+	 */
+	EXPECT_GE(2 * res[1].lat_p95 + 1, res[0].lat_p95);
 }
 
 TEST_HARNESS_MAIN
