@@ -67,6 +67,17 @@ base_tree() {
 	echo "$stock"
 }
 
+# Debian 13's QEMU of build/migration/qemu-root (scripts/qemu-root), run on
+# the host by its root's loader with its root's libraries, modules and
+# firmware: QEMU10 is the command, qemu10 ARGS... runs it.
+QEMU10_ROOT=$BUILD/migration/qemu-root
+QEMU10=(env "QEMU_MODULE_DIR=$QEMU10_ROOT/usr/lib/x86_64-linux-gnu/qemu"
+	"$QEMU10_ROOT/usr/lib/x86_64-linux-gnu/ld-linux-x86-64.so.2"
+	--library-path "$QEMU10_ROOT/usr/lib/x86_64-linux-gnu"
+	"$QEMU10_ROOT/usr/bin/qemu-system-x86_64"
+	-L "$QEMU10_ROOT/usr/share/seabios" -L "$QEMU10_ROOT/usr/share/qemu")
+qemu10() { "${QEMU10[@]}" "$@"; }
+
 patches_hash() {
 	find "$TOP/patches" -name '*.patch' -print0 | sort -z |
 		xargs -0r cat | sha1sum | cut -c1-40
