@@ -39,6 +39,7 @@
 #include <linux/module.h>
 #include <linux/nospec.h>
 #include <linux/slab.h>
+#include <linux/sort.h>
 #include <linux/timekeeping.h>
 #include <linux/uaccess.h>
 #include <linux/userfaultfd_k.h>
@@ -223,13 +224,44 @@ static void vhost_metamap_xlate_empty(struct vhost_metamap *map)
 	map->xlate_next = 0;
 }
 
+/*
+ * Forget the entries of the owner's pages @first to @last: those in the
+ * table at their own slots.  A walk of the pages or of the table,
+ * whichever is shorter: VHOST_METAMAP_PAGES_MAX loads at most.  Loads and
+ * stores; map->lock held.
+ */
+static void vhost_metamap_payload_forget(struct vhost_metamap_payload *pl,
+					 unsigned long first, unsigned long last)
+{
+	struct vhost_metamap_page *e;
+	unsigned long upfn;
+	unsigned int i;
+
+	if (last - first < pl->mask) {
+		for (upfn = first; upfn <= last; upfn++) {
+			e = &pl->page[upfn & pl->mask];
+			if (e->upfn == upfn)
+				e->upfn = ~0UL;
+		}
+		return;
+	}
+	for (i = 0; i <= pl->mask; i++) {
+		e = &pl->page[i];
+		if (e->upfn - first <= last - first)
+			e->upfn = ~0UL;
+	}
+}
+
 static bool vhost_metamap_payload_invalidate(struct mmu_interval_notifier *mni,
 					     const struct mmu_notifier_range *range,
 					     unsigned long cur_seq)
 {
 	struct vhost_metamap_region *r =
 		container_of(mni, struct vhost_metamap_region, notifier);
+	unsigned long start = max(range->start, r->start);
+	unsigned long end = min(range->end, r->end);
 	struct vhost_metamap *map = r->map;
+	struct vhost_metamap_payload *pl;
 	u64 t0;
 
 	/*
@@ -237,11 +269,20 @@ static bool vhost_metamap_payload_invalidate(struct mmu_interval_notifier *mni,
 	 * buffer's, at most a page (the buffers vhost-net builds in place are
 	 * smaller than a page), or a received frame's, at most
 	 * VHOST_METAMAP_WRITE_PAGES pages: the wait here is that copy at
-	 * most.  Every entry of the region is stale once the sequence moves.
+	 * most.  An event costs the entries of its pages, as KVM's pfncache
+	 * checks the range: moving the sequence makes a fill in flight start
+	 * again (vhost_metamap_payload_fill() checks it before it publishes),
+	 * and the entries of the range's pages are forgotten; the rest of the
+	 * table stays valid.  The payload map is NULL before the queue's map
+	 * is armed and once it is released.
 	 */
 	t0 = ktime_get_mono_fast_ns();
 	spin_lock(&map->lock);
 	mmu_interval_set_seq(mni, cur_seq);
+	pl = map->payload;
+	if (pl && start < end)
+		vhost_metamap_payload_forget(pl, start >> PAGE_SHIFT,
+					     (end - 1) >> PAGE_SHIFT);
 	WRITE_ONCE(map->stats.payload_invalidations,
 		   map->stats.payload_invalidations + 1);
 	vhost_metamap_callback_took(t0);
@@ -293,11 +334,13 @@ static struct vhost_metamap_page *vhost_metamap_payload_table(unsigned int n)
  * The admission ran out of credit with the table smaller than it may be
  * (a working set larger than the table, such as a DPDK driver's mbufs):
  * twice the entries, each translation held so far moved to its entry in
- * the new table (it keeps its sequence: whatever invalidated it meanwhile
- * still does), and a full credit for the new size.  No section is needed:
- * the vq->mutex holder alone touches the table (struct
- * vhost_metamap_payload).  Without memory the table stays as it is, and
- * is not grown again.  Sleeps; vq->mutex held, outside a section.
+ * the new table, and a full credit for the new size.  The move and the
+ * swap are a section: the callbacks forget entries of the table
+ * (vhost_metamap_payload_forget()), so the table they find must hold
+ * every valid entry and none they have forgotten.  Loads and stores of
+ * VHOST_METAMAP_PAGES_MAX / 2 entries at most, at most four times in a
+ * queue's arming.  Without memory the table stays as it is, and is not
+ * grown again.  Sleeps; vq->mutex held, outside a section.
  */
 static noinline void vhost_metamap_payload_grow(struct vhost_metamap *map)
 {
@@ -312,14 +355,46 @@ static noinline void vhost_metamap_payload_grow(struct vhost_metamap *map)
 		pl->max = pl->mask + 1;
 		return;
 	}
+	spin_lock(&map->lock);
 	for (i = 0; i <= pl->mask; i++)
 		if (old[i].upfn != ~0UL)
 			page[old[i].upfn & (n - 1)] = old[i];
 	pl->page = page;
 	pl->mask = n - 1;
+	spin_unlock(&map->lock);
 	pl->credit = VHOST_METAMAP_FILL_COST * n;
 	WRITE_ONCE(map->stats.payload_slots, n);
 	kvfree(old);
+}
+
+static int vhost_metamap_region_cmp(const void *a, const void *b)
+{
+	const struct vhost_metamap_region *x = a, *y = b;
+
+	return x->start < y->start ? -1 : x->start > y->start;
+}
+
+/*
+ * Merge the @n ranges of @r where they overlap or touch, sorted by
+ * address: one notifier per distinct range (a table of aliases of the
+ * same memory, or overlapping regions, would otherwise have an event in
+ * the memory run a callback per region).  The number of ranges left.
+ */
+static unsigned int vhost_metamap_regions_merge(struct vhost_metamap_region *r,
+						unsigned int n)
+{
+	unsigned int i, k = 0;
+
+	if (!n)
+		return 0;
+	sort(r, n, sizeof(*r), vhost_metamap_region_cmp, NULL);
+	for (i = 1; i < n; i++) {
+		if (r[i].start <= r[k].end)
+			r[k].end = max(r[k].end, r[i].end);
+		else
+			r[++k] = r[i];
+	}
+	return k + 1;
 }
 
 /*
@@ -377,11 +452,14 @@ static void vhost_metamap_payload_arm(struct vhost_virtqueue *vq)
 		pl->regions[n].map = map;
 		pl->regions[n].start = start;
 		pl->regions[n].end = start + len;
-		pages += min_t(unsigned long, len >> PAGE_SHIFT,
-			       VHOST_METAMAP_PAGES_MAX);
 		n++;
 	}
 	mmap_read_unlock(mm);
+	n = vhost_metamap_regions_merge(pl->regions, n);
+	for (i = 0; i < n; i++)
+		pages += min_t(unsigned long,
+			       (pl->regions[i].end - pl->regions[i].start) >>
+			       PAGE_SHIFT, VHOST_METAMAP_PAGES_MAX);
 	/* The table's pages rounded up to a power of two, at most. */
 	pl->max = clamp_t(unsigned long,
 			  roundup_pow_of_two(clamp_t(unsigned long, pages, 1,
@@ -1259,8 +1337,9 @@ EXPORT_SYMBOL_GPL(__vhost_metamap_put16);
 
 /*
  * Find the page at the owner's address @uaddr for the payload map: GUP it
- * (for write if @write), keep its kernel address with the notifier
- * sequence of the region it is in, drop the reference.  Refused, as the
+ * (for write if @write), keep its kernel address unless an invalidation
+ * of its region began since the notifier's sequence was read (under
+ * map->lock, as the callback moves it), drop the reference.  Refused, as the
  * ring map refuses, where it is in no region, not mapped in a VMA
  * registered with userfaultfd, or where GUP refuses it (a hole, VM_IO or VM_PFNMAP,
  * memfd_secret, hwpoison); and the page quarantined for poison, wherever
@@ -1333,8 +1412,6 @@ found:
 	e = &pl->page[(uaddr >> PAGE_SHIFT) & pl->mask];
 	e->upfn = uaddr >> PAGE_SHIFT;
 	e->kaddr = page_address(page);
-	e->seq = seq;
-	e->region = i;
 	e->write = write;
 	spin_unlock(&map->lock);
 	put_page(page);
@@ -1347,23 +1424,21 @@ refused:
 
 /*
  * The kernel address of the owner's page @upfn if the payload map holds it
- * and no invalidation of its region came since, else NULL.  A lookup
- * mispredicted as a hit reads the safe page: the check is folded into the
- * address without a branch.  map->lock held.
+ * (no invalidation of the page came since it was found: the callback
+ * forgets its entry), else NULL.  A lookup mispredicted as a hit reads
+ * the safe page: the check is folded into the address without a branch.
+ * map->lock held.
  */
 static __always_inline void *
 vhost_metamap_payload_page(const struct vhost_metamap_payload *pl,
 			   unsigned long upfn, bool write)
 {
 	const struct vhost_metamap_page *e = &pl->page[upfn & pl->mask];
-	unsigned int ri = array_index_nospec(e->region, pl->nregions);
-	unsigned long stale, mask;
+	unsigned long mask;
 
 	if (unlikely(e->upfn != upfn || (write && !e->write)))
 		return NULL;
-	stale = (e->upfn ^ upfn) |
-		mmu_interval_read_retry(&pl->regions[ri].notifier, e->seq);
-	mask = array_index_mask_nospec(stale, 1);
+	mask = array_index_mask_nospec(e->upfn ^ upfn, 1);
 	if (unlikely(!mask))
 		return NULL;
 	return (void *)(((unsigned long)e->kaddr & mask) |
@@ -1372,8 +1447,9 @@ vhost_metamap_payload_page(const struct vhost_metamap_payload *pl,
 
 /*
  * Whether a page the payload map does not hold is worth finding (GUP).
- * Two tests.  The slot: it is free, holds the same page gone stale, or
- * the page is the one last refused there; a page met where another sits
+ * Two tests.  The slot: it is free (an invalidation of its page frees
+ * it), holds the same page (found for reading, now wanted for writing),
+ * or the page is the one last refused there; a page met where another sits
  * is copied through uaccess and remembered.  The credit: a fill spends
  * VHOST_METAMAP_FILL_COST, a copy served by the one-page fast path
  * earns one, up to a whole map's worth of fills (so a new working set
@@ -1434,8 +1510,8 @@ vhost_metamap_payload_fast(struct vhost_metamap *map, struct iov_iter *iter,
  * not @pfn (vhost_metamap_payload_poisoned()), and memory failure handling
  * is asked to unmap it: one machine check per poisoned page, however often
  * the guest kicks.  One page at a time: a second takes the first's place.
- * The entries belong to the vq->mutex holder (struct
- * vhost_metamap_payload).  vq->mutex, outside a section.
+ * The entries are forgotten in a section, as the callbacks forget them
+ * (struct vhost_metamap_payload).  vq->mutex, outside a section.
  */
 static noinline void vhost_metamap_payload_quarantine(struct vhost_metamap *map,
 						      unsigned long pfn,
@@ -1445,9 +1521,11 @@ static noinline void vhost_metamap_payload_quarantine(struct vhost_metamap *map,
 	void *kaddr = page_address(pfn_to_page(pfn));
 	unsigned int i;
 
+	spin_lock(&map->lock);
 	for (i = 0; i <= pl->mask; i++)
 		if (pl->page[i].kaddr == kaddr)
 			pl->page[i].upfn = ~0UL;
+	spin_unlock(&map->lock);
 	map->payload_poison_pfn = pfn;
 	map->payload_poison_upfn = upfn;
 	map->payload_poison_check_at = jiffies;

@@ -139,19 +139,25 @@ struct vhost_metamap_xlate {
 
 /*
  * The payload map (mode map): the buffers descriptors point to, read (TX)
- * and written (RX) through kernel addresses of guest memory.  Each region of the memory
- * table is watched by an interval notifier of the queue's; a small cache
- * of page translations, direct-mapped by the owner's page number, holds a
- * page's kernel address with the notifier sequence it was found under: an
- * invalidation of a region makes every entry of that region stale at once
- * (its sequence moves), without a walk of the entries.  Allocated when the
- * queue is armed in mode map with a memory table, freed when it is not.
+ * and written (RX) through kernel addresses of guest memory.  Each range
+ * of the memory table's regions is watched by an interval notifier of the
+ * queue's; a small cache of page translations, direct-mapped by the
+ * owner's page number, holds a page's kernel address: an invalidation
+ * forgets the entries of the pages it covers and no other (the notifier's
+ * sequence serves only the fills in flight).  Allocated when the queue is
+ * armed in mode map with a memory table, freed when it is not.
+ */
+/*
+ * A range of the owner's addresses the payload map may serve, watched by
+ * one notifier: the memory table's regions merged where they overlap or
+ * touch (a table of 64 aliases of guest RAM is one range, one callback per
+ * event), sorted by address.
  */
 struct vhost_metamap_region {
 	struct mmu_interval_notifier notifier;
 	struct vhost_metamap *map;
 	unsigned long start;		/* the owner's first address */
-	unsigned long end;		/* and the first after the region */
+	unsigned long end;		/* and the first after the range */
 };
 
 /*
@@ -160,19 +166,22 @@ struct vhost_metamap_region {
  * of a page each, make bench's, fits; contiguous buffers take distinct
  * entries), twice as many each time the admission's credit runs out
  * (vhost_metamap_payload_grow()), up to VHOST_METAMAP_PAGES_MAX and no
- * more than the memory table's pages rounded up to a power of two.  40
- * KiB per queue in mode map, 640 KiB at most, charged to the owner's
+ * more than the memory table's pages rounded up to a power of two.  32
+ * KiB per queue in mode map, 512 KiB at most, charged to the owner's
  * memory cgroup.
  */
 #define VHOST_METAMAP_PAGES	1024
 #define VHOST_METAMAP_PAGES_MAX	16384
 
+/*
+ * An entry is valid while @upfn is the owner's page it was found for: a
+ * region's callback sets @upfn to ~0 in each entry of a page it
+ * invalidates, under map->lock, and nothing else of the table.
+ */
 struct vhost_metamap_page {
 	unsigned long upfn;		/* owner's address >> PAGE_SHIFT, or ~0 */
 	unsigned long seen;		/* the page last refused here, or 0 */
 	void *kaddr;			/* the page's kernel address */
-	unsigned long seq;		/* region's notifier sequence then */
-	unsigned int region;		/* index in regions[] */
 	bool write;			/* found for write: stores allowed */
 };
 
@@ -207,9 +216,10 @@ typedef void (*vhost_metamap_copy_t)(void *arg, size_t off, void *dst,
 
 /*
  * The payload map of a queue.  Everything here belongs to the vq->mutex
- * holder: the invalidate callbacks touch only the regions' notifier
- * sequences (under map->lock), never @page, so the holder may replace
- * @page outside a section.
+ * holder, but for what the invalidate callbacks touch under map->lock:
+ * the regions' notifier sequences and the @upfn of the entries of the
+ * pages they invalidate; so @page and @mask change under map->lock too
+ * (vhost_metamap_payload_grow()).
  */
 struct vhost_metamap_payload {
 	unsigned int nregions;
@@ -229,8 +239,9 @@ struct vhost_metamap_payload {
  *	(a section): never across anything that can fault, sleep, allocate,
  *	print or take another lock.  The ring's callback takes it, clears
  *	@valid, points kaddr[] at the safe page, drops it; a region's
- *	callback takes it and moves the region's notifier sequence.  Once a
- *	callback has returned no reader touches the old pages.
+ *	callback takes it, moves the region's notifier sequence and forgets
+ *	the payload map's entries of the pages it covers.  Once a callback
+ *	has returned no reader touches the old pages.
  * @valid: the kaddr[] of every range map the ring; written under @lock,
  *	peeked at with READ_ONCE() to skip the lock when there is no map.
  *	While false, every kaddr[] entry points at the safe page.
