@@ -43,13 +43,18 @@
  *          kicks=... calls=... tx_packets=... rx_packets=... mm_fast=...
  *          mm_fallback=... mm_fills=... zc_sent=... zc_copied=...
  *          zc_stalls=... zc_backoff=... bp_loops=... bp_found=...
- *          used_reads=... used_bufs=... [lat_mean_us= lat_p50_us= lat_p99_us=]
+ *          used_reads=... used_bufs=... pl_fast=... pl_fallback=...
+ *          pl_fills=... pl_inval=... activity=...
+ *          [lat_mean_us= lat_p50_us= lat_p99_us=]
  *
  * (counters are deltas over the measurement, from the device's sysfs
  * statistics, 0 where the kernel has none; drv_kicks and drv_calls are the
  * driver's own kick writes and call signals; used_reads and used_bufs the
  * used-ring entries the driver read and the buffers it took back, both
- * queues (in order, one entry may return many buffers); worker_ns is the
+ * queues (in order, one entry may return many buffers); pl_* the payload
+ * map's copies served, copies through uaccess, pages found and callbacks,
+ * both queues, from the device's fdinfo (0 without a payload map);
+ * worker_ns is the
  * CPU time of
  * the vhost worker thread,
  * "vhost-<pid>", read with its thread CPU clock: /proc/<pid>/task/<tid>/stat's
@@ -68,8 +73,16 @@
  *   vhost_net_pps [-T tx|rx|rr] [-s bytes] [-n ring] [-r rounds] [-t secs]
  *                 [-w warm-up secs] [-k metamap|zerocopy|busypoll|none]
  *                 [-v A,B[,C]] [-C vhostctl] [-x xdp.o] [-b] [-M ID] [-P]
- *                 [-p usecs] [-o]
+ *                 [-p usecs] [-o] [-A zap|ksm|numa|none]
  *   vhost_net_pps -m ID
+ *
+ * -A: what the host does to the owner's memory meanwhile, as a production
+ * host does (issue 46): "zap", a thread of the owner's (on CPU 0) touches
+ * and drops (MADV_DONTNEED) 64 KiB of its own memory, outside the rings
+ * and buffers, every millisecond; "ksm", every VMA of the owner's is made
+ * mergeable (PR_SET_MEMORY_MERGE) for the KSM daemon the caller runs;
+ * "numa", nothing here: the caller turns NUMA balancing on
+ * (kernel.numa_balancing).  The default, "none", leaves it quiet.
  *
  * -p: the owner's busy-poll time on both queues
  * (VHOST_SET_VRING_BUSYLOOP_TIMEOUT, which every kernel has): the worker
@@ -101,12 +114,17 @@
 #include <net/if.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <linux/futex.h>
 #include <sys/wait.h>
 
 #include "vhost_net_lib.h"
+
+#ifndef PR_SET_MEMORY_MERGE
+#define PR_SET_MEMORY_MERGE 67
+#endif
 
 #define MAX_ROUNDS 64
 #define MAX_VALS 3
@@ -133,11 +151,13 @@ static struct {
 	bool bridge;
 	unsigned int busyloop_us;	/* -p */
 	bool in_order;			/* -o */
+	const char *activity;		/* -A */
 	unsigned long mark_id;
 	bool pin;
 } cfg = {
 	.test = T_TX, .len = 64, .ring = 1024, .rounds = 5, .secs = 2,
 	.warm = 0.3, .knob = "metamap", .val = { "off", "map" }, .nval = 2,
+	.activity = "none",
 	.pin = true,
 };
 
@@ -244,6 +264,7 @@ struct snap {
 	uint64_t worker_ns, drv_ns, pkts, kicks, calls;
 	uint64_t worker_sleeps, drv_sleeps;	/* voluntary context switches */
 	uint64_t used_reads, used_bufs;	/* the driver's, both queues */
+	uint64_t pl_fast, pl_fallback, pl_fills, pl_inval;	/* both queues */
 	unsigned long mark;
 	uint64_t st[S_N];
 };
@@ -323,6 +344,53 @@ static uint64_t thread_sleeps(pid_t tid)
 }
 
 /* The start of a measurement: marker, then counters; the end: reversed. */
+/* The payload map's counters of both queues, 0 where fdinfo has none. */
+static void payload_stats(struct snap *s)
+{
+	struct metamap_stats m;
+	int q;
+
+	s->pl_fast = 0;
+	s->pl_fallback = 0;
+	s->pl_fills = 0;
+	s->pl_inval = 0;
+	for (q = 0; q < 2; q++) {
+		if (vnet_metamap_stats(&n, q, &m))
+			continue;
+		s->pl_fast += m.payload_fast;
+		s->pl_fallback += m.payload_fallback;
+		s->pl_fills += m.payload_fills;
+		s->pl_inval += m.payload_invalidations;
+	}
+}
+
+/*
+ * -A zap: 64 KiB of the owner's, outside the rings and buffers, touched
+ * and dropped every millisecond until the run ends: an mm event in the
+ * memory table's region (all of the address space) each time.
+ */
+static void *zapper(void *arg)
+{
+	const size_t len = 64 << 10;
+	char *p = mmap(NULL, len, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	size_t off;
+
+	(void)arg;
+	if (p == MAP_FAILED)
+		return NULL;
+	if (cfg.pin)
+		pin(0, 0);
+	while (!atomic_load(&stop_threads)) {
+		for (off = 0; off < len; off += 4096)
+			p[off] = 1;
+		madvise(p, len, MADV_DONTNEED);
+		usleep(1000);
+	}
+	munmap(p, len);
+	return NULL;
+}
+
 static void take(struct snap *s, bool start)
 {
 	if (start)
@@ -333,6 +401,7 @@ static void take(struct snap *s, bool start)
 	s->calls = n.vq[VNET_TX].calls + n.vq[VNET_RX].calls;
 	s->used_reads = n.vq[VNET_TX].used_reads + n.vq[VNET_RX].used_reads;
 	s->used_bufs = n.vq[VNET_TX].used_bufs + n.vq[VNET_RX].used_bufs;
+	payload_stats(s);
 	s->worker_ns = thread_cpu_ns(worker_tid);
 	s->drv_ns = thread_cpu_ns(0);
 	s->worker_sleeps = worker_tid ? thread_sleeps(worker_tid) : 0;
@@ -831,6 +900,10 @@ static void print_sample(int mode, int round, const struct snap *a,
 		printf(" %s=%" PRIu64, stat_key[i], b->st[i] - a->st[i]);
 	printf(" used_reads=%" PRIu64 " used_bufs=%" PRIu64,
 	       b->used_reads - a->used_reads, b->used_bufs - a->used_bufs);
+	printf(" pl_fast=%" PRIu64 " pl_fallback=%" PRIu64 " pl_fills=%" PRIu64
+	       " pl_inval=%" PRIu64 " activity=%s", b->pl_fast - a->pl_fast,
+	       b->pl_fallback - a->pl_fallback, b->pl_fills - a->pl_fills,
+	       b->pl_inval - a->pl_inval, cfg.activity);
 	if (cfg.test == T_RR)
 		printf(" lat_mean_us=%.2f lat_p50_us=%.1f lat_p99_us=%.1f",
 		       pk ? lat_sum / pk * 1e6 : 0, hist_pct(0.5), hist_pct(0.99));
@@ -871,7 +944,7 @@ static void usage(const char *argv0)
 		"          [-v A,B[,C]] [-C vhostctl] [-x xdp.o] [-b (bridge to a dummy)]\n"
 		"          [-M first marker id] [-P (no pinning)]\n"
 		"          [-p busy-poll usecs (the owner's, both queues)]\n"
-		"          [-o (VIRTIO_F_IN_ORDER)]\n"
+		"          [-o (VIRTIO_F_IN_ORDER)] [-A zap|ksm|numa|none]\n"
 		"       %s -m ID (call marker ID)\n", argv0, argv0);
 	exit(2);
 }
@@ -880,12 +953,12 @@ int main(int argc, char **argv)
 {
 	double res[MAX_VALS][MAX_ROUNDS], worker[MAX_VALS][MAX_ROUNDS];
 	bool vals_given = false;
-	pthread_t thr;
+	pthread_t thr, zap;
 	int opt, i, m;
 	char *v;
 
 	cfg.ctl = default_ctl();
-	while ((opt = getopt(argc, argv, "T:s:n:r:t:w:k:v:C:x:bM:m:Pp:o")) != -1) {
+	while ((opt = getopt(argc, argv, "T:s:n:r:t:w:k:v:C:x:bM:m:Pp:oA:")) != -1) {
 		switch (opt) {
 		case 'T':
 			for (i = 0; i < 3 && strcmp(optarg, test_name[i]); i++)
@@ -932,6 +1005,12 @@ int main(int argc, char **argv)
 		case 'o':
 			cfg.in_order = true;
 			break;
+		case 'A':
+			cfg.activity = optarg;
+			if (strcmp(optarg, "zap") && strcmp(optarg, "ksm") &&
+			    strcmp(optarg, "numa") && strcmp(optarg, "none"))
+				usage(argv[0]);
+			break;
 		case 'M':
 			cfg.mark_id = strtoul(optarg, NULL, 0);
 			break;
@@ -972,18 +1051,26 @@ int main(int argc, char **argv)
 		usage(argv[0]);
 
 	marks_map();
+	/* Before the rings and buffers exist: every VMA mergeable. */
+	if (!strcmp(cfg.activity, "ksm") && prctl(PR_SET_MEMORY_MERGE, 1, 0, 0, 0)) {
+		fprintf(stderr, "vhost_net_pps: PR_SET_MEMORY_MERGE: %s\n",
+			strerror(errno));
+		return 1;
+	}
 	setup();
 	printf("# vhost_net_pps test=%s size=%zu ring=%u rounds=%d secs=%.2f "
 	       "warm=%.2f knob=%s values=%s%s%s%s%s dev=%s tap=%s worker=%d "
-	       "xdp=%s bridge=%s marks=%s in_order=%s\n",
+	       "xdp=%s bridge=%s marks=%s in_order=%s activity=%s\n",
 	       test_name[cfg.test], cfg.len, cfg.ring, cfg.rounds, cfg.secs,
 	       cfg.warm, cfg.knob, cfg.val[0], cfg.nval > 1 ? "," : "",
 	       cfg.nval > 1 ? cfg.val[1] : "", cfg.nval > 2 ? "," : "",
 	       cfg.nval > 2 ? cfg.val[2] : "", devname[0] ? devname : "none",
 	       n.ifname, worker_tid, cfg.xdp ? "on" : "off",
 	       cfg.bridge ? "dummy" : "off", marks_mapped ? "on" : "off",
-	       cfg.in_order ? "on" : "off");
+	       cfg.in_order ? "on" : "off", cfg.activity);
 	fflush(stdout);
+	if (!strcmp(cfg.activity, "zap"))
+		pthread_create(&zap, NULL, zapper, NULL);
 	if (cfg.test == T_RX)
 		pthread_create(&thr, NULL, injector, NULL);
 	if (cfg.test == T_RR)
@@ -1024,6 +1111,8 @@ int main(int argc, char **argv)
 	atomic_store(&stop_threads, true);
 	if (cfg.test == T_RX || cfg.test == T_RR)
 		pthread_join(thr, NULL);
+	if (!strcmp(cfg.activity, "zap"))
+		pthread_join(zap, NULL);
 	for (m = 0; m < cfg.nval; m++) {
 		qsort(res[m], cfg.rounds, sizeof(double), cmp);
 		qsort(worker[m], cfg.rounds, sizeof(double), cmp);
