@@ -398,8 +398,9 @@ static unsigned int vhost_metamap_regions_merge(struct vhost_metamap_region *r,
 }
 
 /*
- * Arm the payload map of a queue in mode map: one notifier per region of
- * the device's memory table.  A device with an IOTLB translates through it,
+ * Arm the payload map of a queue in mode map: one notifier per distinct
+ * range of the device's memory table's regions (vhost_metamap_regions_merge()).
+ * A device with an IOTLB translates through it,
  * not through the table: its queues copy through uaccess.  Only from
  * ioctl context (the mode, SET_MEM_TABLE); a failure leaves the queue on
  * uaccess until the next of those.  Sleeps; vq->mutex held.
