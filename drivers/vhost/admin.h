@@ -35,7 +35,8 @@ struct vhost_virtqueue;
  * @packets: packets moved through the queue (RX: into guest buffers; TX:
  *	out of guest buffers, accepted by the backend)
  * @bytes: their frame bytes, virtio-net header excluded
- * @tx_errors: TX packets the backend refused (returned to the guest unsent)
+ * @tx_errors: TX packets the backend refused, or vhost-net dropped for a
+ *	header the backend would refuse (returned to the guest unsent)
  * @busypoll_loops: busy-poll loops run by this queue's handler
  * @busypoll_ns: time spent in them
  * @busypoll_found: loops that ended because work arrived

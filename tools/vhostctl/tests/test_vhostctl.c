@@ -1856,7 +1856,7 @@ static void test_print_openmetrics(void)
 			    "Ring accesses through the metadata direct map.")
 		  "vhost_metamap_fast_total" OM_Q0 " 60\n"
 		  OM_FAMILY("tx_errors", "counter",
-			    "TX packets the backend refused: returned to the guest unsent, not in tx-packets.")
+			    "TX packets the backend refused, or that vhost-net dropped for a virtio-net header the backend would refuse (a checksum offset beyond the frame): returned to the guest unsent, not in tx-packets.")
 		  "vhost_tx_errors_total" OM_Q1 " 0\n"
 		  "# EOF\n");
 	free(s);

@@ -1264,6 +1264,45 @@ TEST_F(admin, tx_errors_tap_deleted_buffers_returned)
 	EXPECT_EQ(0, r) TH_LOG("buffers not returned: %s", strerror(-r));
 }
 
+/*
+ * A TX frame whose header asks for a checksum beyond it, on the batched
+ * path: vhost-net drops it as tun would, a TX error, its buffer returned,
+ * nothing sent; the frames after it are sent and counted as packets.
+ */
+TEST_F(admin, tx_errors_count_a_malformed_csum_frame)
+{
+	struct virtio_net_hdr_v1 hdr = {
+		.flags = VIRTIO_NET_HDR_F_NEEDS_CSUM,
+		.csum_start = 1000,
+	};
+	struct vq *vq = &self->n.vq[VNET_TX];
+	struct counts c0, c1, c2;
+	uint8_t frame[200];
+	uint64_t q0, q1;
+	int n = 8;
+
+	ASSERT_EQ(0, open_dev(self, true));
+	ASSERT_EQ(0, vnet_tap_stat(&self->n, "rx_packets", &q0));
+	ASSERT_EQ(0, get_counts(self, &c0));
+	frame_fill(frame, sizeof(frame), NULL, 0x4e02);
+	ASSERT_LE(0, vnet_tx_add(&self->n, &hdr, frame, sizeof(frame)));
+	vq_publish(vq);
+	vq_notify(vq);
+	ASSERT_EQ(0, vnet_tx_drain(&self->n, 5000))
+		TH_LOG("the malformed frame's buffer was not returned");
+	ASSERT_EQ(0, get_counts(self, &c1));
+	ASSERT_EQ(0, vnet_tap_stat(&self->n, "rx_packets", &q1));
+	EXPECT_EQ(1, D(c1.txq, c0.txq, TX_ERRORS));
+	EXPECT_EQ(0, D(c1.txq, c0.txq, TX_PACKETS));
+	EXPECT_EQ(0, D(c1.txq, c0.txq, TX_BYTES));
+	EXPECT_EQ(q0, q1);
+	ASSERT_EQ(0, vnet_tx_burst(&self->n, 60, n));
+	ASSERT_EQ(0, get_counts(self, &c2));
+	EXPECT_EQ(0, D(c2.txq, c1.txq, TX_ERRORS));
+	EXPECT_EQ(n, D(c2.txq, c1.txq, TX_PACKETS));
+	check_consistent(_metadata, self, &c2);
+}
+
 /* dev-get and dev-set select by backend interface in one request. */
 TEST_F(admin, select_by_backend_interface)
 {
