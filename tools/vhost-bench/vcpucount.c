@@ -11,6 +11,16 @@
  * REX prefixes skipped; a mandatory 66/F2/F3 prefix makes another
  * instruction of the same opcode, e.g. F3 0F AE /5 INCSSP).
  *
+ * String instructions with a REP prefix (F3 or F2 before MOVS, STOS,
+ * LODS, CMPS, SCAS): TCG runs one element per execution, so the instruction
+ * count holds a "rep movsb" of 64 bytes as 64 instructions, where silicon
+ * retires one instruction and charges a start-up cost and a cost per byte.
+ * Each execution is counted (rep), with the bytes it moves (rep_bytes: the
+ * element's size; an execution with a count of 0 counts one element too),
+ * and the executions that start one (rep_start): those not right after an
+ * execution of the same instruction on the same vCPU, by the insn counter
+ * (an interrupt in the middle of one counts as a start once more).
+ *
  * Snapshots: user space marks the start and end of a measured interval by
  * calling an address of the marker region, 2 MiB of RET (C3) bytes mapped at
  * MARK_BASE; a call to MARK_BASE + id makes the plugin append one line to
@@ -18,6 +28,7 @@
  *
  *   mark id=ID vcpu=CALLER seq=N insn=I0,I1 stac=S0,S1 clac=... lfence=...
  *        mfence=... sfence=... serial=... cpuid=... iret=... wrmsr=...
+ *        rep=... rep_start=... rep_bytes=...
  *
  * (one comma-separated value per vCPU, counted since the guest started), and
  * one "total" line of the same form at exit.  Deltas between two marks are
@@ -69,17 +80,23 @@ enum klass {
  * The class of one instruction from its bytes.  Only the opcodes above are
  * recognised; anything else (VEX/EVEX included) is K_NONE.
  */
-static enum klass classify(const uint8_t *p, size_t len)
-{
-	const uint8_t *end = p + len;
-	bool rex_w = false, rex_r = false;
-	uint8_t mand = 0;	/* last 66/F2/F3 prefix */
-	uint8_t op, modrm, reg, mod;
+struct prefixes {
+	uint8_t mand;		/* the last 66/F2/F3 prefix */
+	bool rep, opsize;	/* an F2 or F3, a 66 among them */
+	bool rex_w, rex_r;
+};
 
+/* The legacy prefixes and REX of an instruction; returns its opcode's byte. */
+static const uint8_t *prefixes(const uint8_t *p, const uint8_t *end,
+			       struct prefixes *px)
+{
+	memset(px, 0, sizeof(*px));
 	for (; p < end; p++) {
 		switch (*p) {
 		case 0x66: case 0xf2: case 0xf3:
-			mand = *p;
+			px->mand = *p;
+			px->rep |= *p != 0x66;
+			px->opsize |= *p == 0x66;
 			continue;
 		case 0xf0: case 0x2e: case 0x36: case 0x3e: case 0x26:
 		case 0x64: case 0x65: case 0x67:
@@ -89,10 +106,25 @@ static enum klass classify(const uint8_t *p, size_t len)
 	}
 	/* REX comes last, right before the opcode (64-bit code). */
 	if (p < end - 1 && (*p & 0xf0) == 0x40) {
-		rex_w = *p & 8;
-		rex_r = *p & 4;
+		px->rex_w = *p & 8;
+		px->rex_r = *p & 4;
 		p++;
 	}
+	return p;
+}
+
+static enum klass classify(const uint8_t *p, size_t len)
+{
+	const uint8_t *end = p + len;
+	struct prefixes px;
+	bool rex_w, rex_r;
+	uint8_t mand;
+	uint8_t op, modrm, reg, mod;
+
+	p = prefixes(p, end, &px);
+	mand = px.mand;
+	rex_w = px.rex_w;
+	rex_r = px.rex_r;
 	if (p >= end)
 		return K_NONE;
 	op = *p++;
@@ -158,12 +190,52 @@ static enum klass classify(const uint8_t *p, size_t len)
 	return K_NONE;
 }
 
+/*
+ * The element size of a REP-prefixed string instruction (MOVS, CMPS, STOS,
+ * LODS, SCAS: A4-A7, AA-AF), or 0 for any other instruction.
+ */
+static unsigned int rep_size(const uint8_t *p, size_t len)
+{
+	const uint8_t *end = p + len;
+	struct prefixes px;
+	uint8_t op;
+
+	p = prefixes(p, end, &px);
+	if (!px.rep || p >= end)
+		return 0;
+	op = *p;
+	if ((op < 0xa4 || op > 0xa7) && (op < 0xaa || op > 0xaf))
+		return 0;
+	if (!(op & 1))
+		return 1;
+	return px.rex_w ? 8 : px.opsize ? 2 : 4;
+}
+
 #define MAX_VCPUS 64
 
 struct counts {
 	uint64_t insn;
 	uint64_t k[K_N];
+	/* REP string executions, starts and bytes, and the last one's key. */
+	uint64_t rep, rep_start, rep_bytes;
+	uint64_t rep_insn, rep_key;
 };
+
+/*
+ * A REP string instruction executes on cpu; key: its address shifted left
+ * by 4, or'ed with its element size.  The insn counter has counted its
+ * block already, so an execution right after one of the same instruction
+ * finds it one higher.
+ */
+static void rep_count(struct counts *c, uint64_t key)
+{
+	c->rep++;
+	c->rep_bytes += key & 15;
+	if (c->insn != c->rep_insn + 1 || key != c->rep_key)
+		c->rep_start++;
+	c->rep_insn = c->insn;
+	c->rep_key = key;
+}
 
 /* Each vCPU writes only its own entry; a mark reads all of them. */
 static struct counts vcpu[MAX_VCPUS];
@@ -328,6 +400,74 @@ static const struct {
 	{ "vex (c5 f8 77 vzeroupper)", { 0xc5, 0xf8, 0x77 }, 3, K_NONE },
 };
 
+static const struct {
+	const char *name;
+	uint8_t bytes[4];
+	size_t len;
+	unsigned int want;
+} rep_cases[] = {
+	{ "rep movsb", { 0xf3, 0xa4 }, 2, 1 },
+	{ "rep movsq", { 0xf3, 0x48, 0xa5 }, 3, 8 },
+	{ "rep movsl", { 0xf3, 0xa5 }, 2, 4 },
+	{ "rep movsw", { 0x66, 0xf3, 0xa5 }, 3, 2 },
+	{ "rep stosb", { 0xf3, 0xaa }, 2, 1 },
+	{ "rep stosq", { 0xf3, 0x48, 0xab }, 3, 8 },
+	{ "repne scasb", { 0xf2, 0xae }, 2, 1 },
+	{ "repe cmpsb", { 0xf3, 0xa6 }, 2, 1 },
+	{ "movsb without rep", { 0xa4 }, 1, 0 },
+	{ "movsq without rep", { 0x48, 0xa5 }, 2, 0 },
+	{ "rep ret (f3 c3)", { 0xf3, 0xc3 }, 2, 0 },
+	{ "pause (f3 90)", { 0xf3, 0x90 }, 2, 0 },
+	{ "test al, imm8 (a8)", { 0xa8, 0x01 }, 2, 0 },
+	{ "a lone rep prefix", { 0xf3 }, 1, 0 },
+};
+
+/*
+ * REP string counting: two calls of a 64-byte rep movsb, the first
+ * reached at the end of a three-instruction block, the second as a block
+ * of its own jumped to after other code, then one rep stosq of 3 elements
+ * right after the first call's end: 64 + 64 + 3 executions, 3 starts,
+ * 64 + 64 + 24 bytes.
+ */
+static int test_rep(void)
+{
+	uint64_t movsb = 0xffffffff8155842aULL << 4 | 1;
+	uint64_t stosq = 0xffffffff81558500ULL << 4 | 8;
+	struct counts c = { 0 };
+	int i, bad = 0;
+
+	c.insn += 3;
+	rep_count(&c, movsb);
+	for (i = 1; i < 64; i++) {
+		c.insn += 1;
+		rep_count(&c, movsb);
+	}
+	c.insn += 1;		/* the ret after it, then a block ending on stosq */
+	c.insn += 2;
+	for (i = 0; i < 3; i++) {
+		rep_count(&c, stosq);
+		c.insn += 1;
+	}
+	c.insn += 5;		/* other code, then the rep movsb jumped to */
+	for (i = 0; i < 64; i++) {
+		c.insn += 1;
+		rep_count(&c, movsb);
+	}
+	if (c.rep != 131 || c.rep_start != 3 || c.rep_bytes != 152)
+		bad++, printf("FAIL rep %llu starts %llu bytes %llu, want 131, 3, 152\n",
+			      (unsigned long long)c.rep, (unsigned long long)c.rep_start,
+			      (unsigned long long)c.rep_bytes);
+	for (i = 0; i < (int)(sizeof(rep_cases) / sizeof(rep_cases[0])); i++) {
+		unsigned int got = rep_size(rep_cases[i].bytes, rep_cases[i].len);
+
+		if (got != rep_cases[i].want)
+			bad++, printf("FAIL %s: element size %u, want %u\n",
+				      rep_cases[i].name, got, rep_cases[i].want);
+	}
+	printf("vcpucount rep strings: %s\n", bad ? "FAILED" : "right");
+	return bad;
+}
+
 /*
  * The block profile on two vCPUs: a block keyed by address and length,
  * the same entry through the table's growth, each mark's section with the
@@ -406,6 +546,7 @@ int main(void)
 		}
 	}
 	printf("vcpucount decoder: %zu of %zu cases right\n", n - bad, n);
+	bad += test_rep();
 	return bad || test_profile() ? 1 : 0;
 }
 
@@ -436,6 +577,22 @@ static void insn_exec(unsigned int cpu, void *udata)
 		vcpu[cpu].k[(uintptr_t)udata]++;
 }
 
+static void rep_exec(unsigned int cpu, void *udata)
+{
+	if (cpu < MAX_VCPUS)
+		rep_count(&vcpu[cpu], (uintptr_t)udata);
+}
+
+static void print_rep(const char *name, size_t off)
+{
+	int c;
+
+	fprintf(out, " %s=", name);
+	for (c = 0; c < nvcpus; c++)
+		fprintf(out, "%s%llu", c ? "," : "",
+			(unsigned long long)*(uint64_t *)((char *)&vcpu[c] + off));
+}
+
 static void print_counts(const char *what)
 {
 	int c, k;
@@ -460,6 +617,9 @@ static void print_counts(const char *what)
 			fprintf(out, "%s%llu", c ? "," : "", (unsigned long long)v);
 		}
 	}
+	print_rep("rep", offsetof(struct counts, rep));
+	print_rep("rep_start", offsetof(struct counts, rep_start));
+	print_rep("rep_bytes", offsetof(struct counts, rep_bytes));
 	fputc('\n', out);
 	fflush(out);
 }
@@ -504,9 +664,16 @@ static void translated(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
 		enum klass k = classify(qemu_plugin_insn_data(insn),
 					qemu_plugin_insn_size(insn));
 
+		unsigned int size = rep_size(qemu_plugin_insn_data(insn),
+					     qemu_plugin_insn_size(insn));
+
 		if (k != K_NONE)
 			qemu_plugin_register_vcpu_insn_exec_cb(insn, insn_exec,
 				QEMU_PLUGIN_CB_NO_REGS, (void *)(uintptr_t)k);
+		if (size)
+			qemu_plugin_register_vcpu_insn_exec_cb(insn, rep_exec,
+				QEMU_PLUGIN_CB_NO_REGS,
+				(void *)(uintptr_t)(qemu_plugin_insn_vaddr(insn) << 4 | size));
 	}
 }
 
