@@ -20,7 +20,12 @@
  *   -T rx   a thread injects frames into the TAP (AF_PACKET, qdisc bypass,
  *           sendmmsg), at most 256 in flight so that tun drops none;
  *           vhost-net receives them into the RX ring, the driver reaps and
- *           reposts buffers.  Counts what the driver received.
+ *           reposts buffers.  Counts what the driver received.  Each frame
+ *           carries its own sequence number, as real traffic differs from
+ *           frame to frame: with one frame sent again and again, every RX
+ *           buffer page would hold the same bytes after each wrap of the
+ *           ring, KSM would merge them (-A ksm), and each write would then
+ *           copy the page to break the merge.
  *   -T rr   request/response: the driver sends one frame and waits (on the
  *           call eventfd, like an interrupt) for the answer, which a thread
  *           on an AF_PACKET socket of the TAP sends back.  Latency per round
@@ -580,20 +585,27 @@ static void rx_credit(void)
 		futex_wake(&rx_received);
 }
 
-/* Sends frames into the TAP while inject_on, RX_WINDOW at most in flight. */
+/*
+ * Sends frames into the TAP while inject_on, RX_WINDOW at most in flight,
+ * each with the next sequence number (frame_fill()'s bytes 14-17).
+ */
 static void *injector(void *arg)
 {
+	static uint8_t f[RX_BATCH][1514];
 	struct mmsghdr m[RX_BATCH];
-	struct iovec iov = { .iov_base = frame, .iov_len = cfg.len };
+	struct iovec iov[RX_BATCH];
 	int fd = open_inject_sock(), i, stuck = 0;
-	uint32_t r;
+	uint32_t r, seq = 0;
 
 	(void)arg;
 	if (cfg.pin)
 		pin(0, 0);
 	memset(m, 0, sizeof(m));
 	for (i = 0; i < RX_BATCH; i++) {
-		m[i].msg_hdr.msg_iov = &iov;
+		memcpy(f[i], frame, cfg.len);
+		iov[i].iov_base = f[i];
+		iov[i].iov_len = cfg.len;
+		m[i].msg_hdr.msg_iov = &iov[i];
 		m[i].msg_hdr.msg_iovlen = 1;
 	}
 	while (!atomic_load(&stop_threads)) {
@@ -617,7 +629,14 @@ static void *injector(void *arg)
 			continue;
 		}
 		stuck = 0;
+		for (i = 0; i < RX_BATCH; i++) {
+			f[i][14] = (seq + i) >> 24;
+			f[i][15] = (seq + i) >> 16;
+			f[i][16] = (seq + i) >> 8;
+			f[i][17] = seq + i;
+		}
 		i = sendmmsg(fd, m, RX_BATCH, 0);
+		seq += i > 0 ? i : 0;
 		if (i < 0 && errno != ENOBUFS && errno != EAGAIN)
 			die("sendmmsg", errno);
 		injected += i > 0 ? i : 0;
