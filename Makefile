@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: GPL-2.0
 # Entry points of the project; the work is done by scripts/.
 
-.PHONY: all check ci kernel kernel-perf tests tree patches refresh-patches regen deps clean help
+.PHONY: all check ci kernel kernel-perf tests tree patches series-check refresh-patches regen deps clean help
 
 all: kernel tests
 
@@ -15,6 +15,7 @@ help:
 	@echo "make kernel-perf      benchmark kernel into build/kbuild-perf"
 	@echo "make tests            selftests into build/selftests"
 	@echo "make patches          export the full series into build/patches"
+	@echo "make series-check     build every step of the series (allmodconfig W=1, debug), checkpatch each"
 	@echo "make refresh-patches  rewrite patches/ from commits in build/linux"
 	@echo "make regen            regenerate the netlink code from the YNL spec"
 	@echo "make deb              Debian packages vhost-metamap-dkms, vhostctl into build/deb"
@@ -45,12 +46,15 @@ tests: kernel
 patches:
 	@scripts/export-patches
 
+series-check: deps
+	@scripts/series-check
+
 refresh-patches:
 	@scripts/refresh-patches
 
 clean:
 	rm -rf build/kbuild-debug build/kbuild-perf build/selftests build/check build/patches \
-		build/deb build/distro build/distro-install build/stock
+		build/deb build/distro build/distro-install build/stock build/series-check
 
 regen:
 	@scripts/ynl-regen
