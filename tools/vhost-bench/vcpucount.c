@@ -66,6 +66,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+
 /* Where the marker region lives in user space (vhost_net_pps maps it). */
 #define MARK_BASE 0x3ff000000000ULL
 #define MARK_SIZE (2ULL << 20)
@@ -257,7 +259,6 @@ static struct block **blocks;	/* in translation order */
 static size_t nblocks, blocks_cap;
 static struct block **hash;	/* open addressing, half full at most */
 static size_t hash_size;
-
 
 /* tb_exec with the profile: the same count, and the block's. */
 static void tb_exec_prof(unsigned int cpu, void *udata)
@@ -457,7 +458,7 @@ static int test_rep(void)
 		bad++, printf("FAIL rep %llu starts %llu bytes %llu, want 131, 3, 152\n",
 			      (unsigned long long)c.rep, (unsigned long long)c.rep_start,
 			      (unsigned long long)c.rep_bytes);
-	for (i = 0; i < (int)(sizeof(rep_cases) / sizeof(rep_cases[0])); i++) {
+	for (i = 0; i < (int)ARRAY_SIZE(rep_cases); i++) {
 		unsigned int got = rep_size(rep_cases[i].bytes, rep_cases[i].len);
 
 		if (got != rep_cases[i].want)
@@ -534,7 +535,7 @@ static int test_profile(void)
 
 int main(void)
 {
-	size_t i, bad = 0, n = sizeof(cases) / sizeof(cases[0]);
+	size_t i, bad = 0, n = ARRAY_SIZE(cases);
 
 	for (i = 0; i < n; i++) {
 		enum klass got = classify(cases[i].bytes, cases[i].len);
@@ -630,7 +631,7 @@ static void mark_exec(unsigned int cpu, void *udata)
 
 	snprintf(what, sizeof(what), "mark id=%llu vcpu=%u seq=%llu",
 		 (unsigned long long)(uintptr_t)udata, cpu,
-		 (unsigned long long)++marks);
+		 (unsigned long long)(++marks));
 	print_counts(what);
 	if (prof)
 		prof_mark(what);
@@ -647,17 +648,17 @@ static void translated(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
 
 		if (qemu_plugin_insn_size(insn) == 1 && b[0] == 0xc3)
 			qemu_plugin_register_vcpu_tb_exec_cb(tb, mark_exec,
-				QEMU_PLUGIN_CB_NO_REGS,
-				(void *)(uintptr_t)(va - MARK_BASE));
+							     QEMU_PLUGIN_CB_NO_REGS,
+							     (void *)(uintptr_t)(va - MARK_BASE));
 	}
 	if (prof) {
 		pthread_mutex_lock(&prof_lock);
 		qemu_plugin_register_vcpu_tb_exec_cb(tb, tb_exec_prof,
-			QEMU_PLUGIN_CB_NO_REGS, block_get(va, n));
+						     QEMU_PLUGIN_CB_NO_REGS, block_get(va, n));
 		pthread_mutex_unlock(&prof_lock);
 	} else {
 		qemu_plugin_register_vcpu_tb_exec_cb(tb, tb_exec,
-			QEMU_PLUGIN_CB_NO_REGS, (void *)(uintptr_t)n);
+						     QEMU_PLUGIN_CB_NO_REGS, (void *)(uintptr_t)n);
 	}
 	for (i = 0; i < n; i++) {
 		struct qemu_plugin_insn *insn = qemu_plugin_tb_get_insn(tb, i);
@@ -669,11 +670,15 @@ static void translated(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
 
 		if (k != K_NONE)
 			qemu_plugin_register_vcpu_insn_exec_cb(insn, insn_exec,
-				QEMU_PLUGIN_CB_NO_REGS, (void *)(uintptr_t)k);
-		if (size)
+							       QEMU_PLUGIN_CB_NO_REGS,
+							       (void *)(uintptr_t)k);
+		if (size) {
+			uint64_t tag = qemu_plugin_insn_vaddr(insn) << 4 | size;
+
 			qemu_plugin_register_vcpu_insn_exec_cb(insn, rep_exec,
-				QEMU_PLUGIN_CB_NO_REGS,
-				(void *)(uintptr_t)(qemu_plugin_insn_vaddr(insn) << 4 | size));
+							       QEMU_PLUGIN_CB_NO_REGS,
+							       (void *)(uintptr_t)tag);
+		}
 	}
 }
 

@@ -165,7 +165,6 @@ static int parse_dev_word(struct vh_req *req, int *argc, char ***argv,
 	return 0;
 }
 
-
 /* ---- options ------------------------------------------------------------- */
 
 static const struct option long_opts[] = {
@@ -216,7 +215,8 @@ static int parse_output(struct vh_opts *opts, struct vh_req *req,
 		opts->openmetrics = true;
 		opts->prometheus = true;
 	} else if (strcmp(arg, "text")) {
-		return perr(req, "Invalid \"-o\" value \"%s\", expected \"text\", \"json\", \"openmetrics\" or \"prometheus\"",
+		return perr(req,
+			    "Invalid \"-o\" value \"%s\", expected \"text\", \"json\", \"openmetrics\" or \"prometheus\"",
 			    arg);
 	}
 	return 0;
@@ -350,7 +350,8 @@ static int parse_stats(struct vh_opts *opts, struct vh_req *req, int argc,
 			else if (!strcmp(*argv, "queue"))
 				req->scope = VH_SCOPE_QUEUE;
 			else
-				return perr(req, "Invalid \"scope\" value \"%s\", expected \"device\" or \"queue\"",
+				return perr(req,
+					    "Invalid \"scope\" value \"%s\", expected \"device\" or \"queue\"",
 					    *argv);
 			continue;
 		}
@@ -552,7 +553,8 @@ static int parse_set(struct vh_req *req, int argc, char **argv)
 	if (req->sel.kind == VH_SEL_ALL)
 		return perr(req, "Device name is missing");
 	if (!req->set.mask)
-		return perr(req, "Nothing to set, give busypoll-us, zerocopy, zcopy-min-len, metamap or label");
+		return perr(req,
+			    "Nothing to set, give busypoll-us, zerocopy, zcopy-min-len, metamap or label");
 	return 0;
 }
 
@@ -623,7 +625,8 @@ static int parse_defaults_cmd(struct vh_req *req, const char *cmd, int argc,
 	if (vh_set_tunables(&req->set) & req->set.unset)
 		return perr(req, "Argument \"unset\" names a default that is also given");
 	if (!req->set.mask && !req->set.unset)
-		return perr(req, "Nothing to set, give busypoll-us, zerocopy, zcopy-min-len, metamap or unset");
+		return perr(req,
+			    "Nothing to set, give busypoll-us, zerocopy, zcopy-min-len, metamap or unset");
 	return 0;
 }
 
@@ -965,7 +968,8 @@ int vh_parse_cmdline(int argc, char **argv, struct vh_opts *opts,
 	argv += optind;
 	if (opts->batch) {
 		if (argc > 0)
-			return perr(req, "Option \"-b\" takes no command, \"%s\" belongs in the file",
+			return perr(req,
+				    "Option \"-b\" takes no command, \"%s\" belongs in the file",
 				    *argv);
 		req->cmd = VH_CMD_BATCH;
 		return 0;
@@ -996,7 +1000,8 @@ int vh_parse_apply_line(char *line, const char **netns, struct vh_req *req)
 	if (vh_parse_command(n, w, &opts, req))
 		return -1;
 	if (req->cmd != VH_CMD_DEFAULTS_SET && req->cmd != VH_CMD_POLICY_SET)
-		return perr(req, "Not a line of an apply file, which holds \"set defaults\" and \"set policy\" commands only");
+		return perr(req,
+			    "Not a line of an apply file, which holds \"set defaults\" and \"set policy\" commands only");
 	return 1;
 }
 

@@ -693,7 +693,7 @@ static void om_escape(FILE *f, const char *s)
 {
 	for (; *s; s++) {
 		if (*s != '\n' && ((unsigned char)*s < 0x20 ||
-				    (unsigned char)*s > 0x7e)) {
+				   (unsigned char)*s > 0x7e)) {
 			fputc('?', f);
 			continue;
 		}

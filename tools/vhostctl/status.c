@@ -266,11 +266,13 @@ void vh_print_status(FILE *f, const struct vh_opts *opts,
 	}
 	if (opts->openmetrics) {
 		/* Prometheus's text format has no info type: a gauge of 1 */
-		fprintf(f, "# HELP vhost_status%s Whether the vhost-metamap modules are the ones loaded (state active, ready or inactive).\n"
+		fprintf(f,
+			"# HELP vhost_status%s Whether the vhost-metamap modules are the ones loaded (state active, ready or inactive).\n"
 			"# TYPE vhost_status%s\n",
 			opts->prometheus ? "_info" : "",
 			opts->prometheus ? "_info gauge" : " info");
-		fprintf(f, "vhost_status_info{state=\"%s\",kernel=\"%s\",metamap_default=\"%s\"} 1\n",
+		fprintf(f,
+			"vhost_status_info{state=\"%s\",kernel=\"%s\",metamap_default=\"%s\"} 1\n",
 			state_names[st->state], st->kernel,
 			st->metamap_default);
 		if (devs->known) {

@@ -169,7 +169,22 @@ static bool has_id(const uint32_t *ids, unsigned int n, uint32_t id)
  * Unlink and free the entries of a stats or queue dump (whose entries
  * hold no pointers) that belong to no device of ids[n].
  */
-#define keep_devs(list, ids, n)							do {										typeof(list) *pp_ = &(list);															while (!ynl_dump_empty(*pp_)) {							typeof(list) e_ = *pp_;																if (e_->obj._present.dev_id &&						    has_id(ids, n, e_->obj.dev_id)) {						pp_ = &e_->next;							continue;							}									*pp_ = e_->next;							free(e_);							}								} while (0)
+#define keep_devs(list, ids, n)						\
+	do {								\
+		typeof(list) *pp_ = &(list);				\
+									\
+		while (!ynl_dump_empty(*pp_)) {				\
+			typeof(list) e_ = *pp_;				\
+									\
+			if (e_->obj._present.dev_id &&			\
+			    has_id(ids, n, e_->obj.dev_id)) {		\
+				pp_ = &e_->next;			\
+				continue;				\
+			}						\
+			*pp_ = e_->next;				\
+			free(e_);					\
+		}							\
+	} while (0)
 
 /* The devices a stats or queue command covers: one, several or all. */
 struct devs_sel {
@@ -1137,7 +1152,8 @@ static int apply_prepare(struct apply *a)
 		struct apply_ns *ns = &a->ns[l->ns];
 
 		if (l->req.cmd == VH_CMD_POLICY_SET && !ns->p0->tenant) {
-			fprintf(stderr, "%s:%d: no vhost policy applies in %s%s%s, its administrators are the host's; nothing applied.\n",
+			fprintf(stderr,
+				"%s:%d: no vhost policy applies in %s%s%s, its administrators are the host's; nothing applied.\n",
 				a->file, l->lineno,
 				ns->name ? "network namespace \"" : "this network namespace",
 				ns->name ? ns->name : "", ns->name ? "\"" : "");
@@ -1174,7 +1190,8 @@ static int apply_undo(struct apply *a)
 		if (!failed)
 			continue;
 		r = -1;
-		fprintf(stderr, "Error: %s%s%s keeps part of \"%s\": putting back what it held failed.\n",
+		fprintf(stderr,
+			"Error: %s%s%s keeps part of \"%s\": putting back what it held failed.\n",
 			ns->name ? "network namespace \"" : "this network namespace",
 			ns->name ? ns->name : "", ns->name ? "\"" : "",
 			a->file);
@@ -1207,7 +1224,8 @@ static int apply_send(struct apply *a)
 			fprintf(stderr, "Command failed %s:%d\n", a->file,
 				l->lineno);
 		else
-			fprintf(stderr, "Command failed %s:%d: the lines before it undone, nothing applied.\n",
+			fprintf(stderr,
+				"Command failed %s:%d: the lines before it undone, nothing applied.\n",
 				a->file, l->lineno);
 		return -1;
 	}

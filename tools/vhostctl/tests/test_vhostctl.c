@@ -291,7 +291,8 @@ static void test_parse_defaults(void)
 	if (d)
 		vhost_defaults_set_req_free(d);
 	CHECK(parse("set defaults", &o, &r) == -1);
-	CHECK_STR(r.err, "Nothing to set, give busypoll-us, zerocopy, zcopy-min-len, metamap or unset");
+	CHECK_STR(r.err,
+		  "Nothing to set, give busypoll-us, zerocopy, zcopy-min-len, metamap or unset");
 	/* unset: the defaults removed, in the same request */
 	CHECK(parse("set defaults zerocopy on unset busypoll-us,metamap", &o, &r) == 0);
 	CHECK(r.set.unset == (VHOST_TUNABLE_ADMIN_BUSYPOLL_US |
@@ -312,7 +313,8 @@ static void test_parse_defaults(void)
 	CHECK_STR(r.err, "Invalid \"unset\" value \"label\": a label has no default");
 	CHECK(parse("set defaults unset none", &o, &r) == -1);
 	CHECK(parse("set defaults unset zerocopy,bogus", &o, &r) == -1);
-	CHECK_STR(r.err, "Invalid \"unset\" value \"zerocopy,bogus\", expected \"all\" or a comma-separated list of busypoll-us, zerocopy, zcopy-min-len, metamap");
+	CHECK_STR(r.err,
+		  "Invalid \"unset\" value \"zerocopy,bogus\", expected \"all\" or a comma-separated list of busypoll-us, zerocopy, zcopy-min-len, metamap");
 	CHECK(parse("set defaults zerocopy on unset zerocopy", &o, &r) == -1);
 	CHECK_STR(r.err, "Argument \"unset\" names a default that is also given");
 	CHECK(parse("set defaults unset zerocopy unset metamap", &o, &r) == -1);
@@ -377,7 +379,8 @@ static void test_parse_apply_line(void)
 	CHECK(ns && !strcmp(ns, "t2"));
 	CHECK(APPLY("-n t2 defaults set unset all") == -1);
 	CHECK(APPLY("set dev vhost0 zerocopy on") == -1);
-	CHECK_STR(r.err, "Not a line of an apply file, which holds \"set defaults\" and \"set policy\" commands only");
+	CHECK_STR(r.err,
+		  "Not a line of an apply file, which holds \"set defaults\" and \"set policy\" commands only");
 	CHECK(APPLY("show defaults") == -1);
 	CHECK(APPLY("-n") == -1);
 	CHECK_STR(r.err, "Missing value for \"-n\"");
@@ -466,18 +469,27 @@ static void test_parse_commands(void)
 		{ "-j show dev vhost0", VH_CMD_SHOW, "vhost0", true, false, 0, 0, -1, VH_HELP_DEV },
 		{ "-j -p show", VH_CMD_SHOW, NULL, true, true, 0, 0, -1, VH_HELP_DEV },
 		{ "-jp -s show", VH_CMD_SHOW, NULL, true, true, 1, 0, -1, VH_HELP_DEV },
-		{ "--json --pretty --stats show", VH_CMD_SHOW, NULL, true, true, 1, 0, -1, VH_HELP_DEV },
+		{ "--json --pretty --stats show",
+		  VH_CMD_SHOW, NULL, true, true, 1, 0, -1, VH_HELP_DEV },
 		{ "stats", VH_CMD_STATS, NULL, false, false, 0, VH_SCOPE_DEVICE, -1, VH_HELP_DEV },
-		{ "dev stats scope queue", VH_CMD_STATS, NULL, false, false, 0, VH_SCOPE_QUEUE, -1, VH_HELP_DEV },
-		{ "stats dev vhost0 scope device", VH_CMD_STATS, "vhost0", false, false, 0, VH_SCOPE_DEVICE, -1, VH_HELP_DEV },
-		{ "stats scope queue tap0", VH_CMD_STATS, "tap0", false, false, 0, VH_SCOPE_QUEUE, -1, VH_HELP_DEV },
-		{ "-s -s stats dev vhost0", VH_CMD_STATS, "vhost0", false, false, 2, VH_SCOPE_QUEUE, -1, VH_HELP_DEV },
-		{ "-ss dev stats tap0 scope device", VH_CMD_STATS, "tap0", false, false, 2, VH_SCOPE_DEVICE, -1, VH_HELP_DEV },
+		{ "dev stats scope queue",
+		  VH_CMD_STATS, NULL, false, false, 0, VH_SCOPE_QUEUE, -1, VH_HELP_DEV },
+		{ "stats dev vhost0 scope device",
+		  VH_CMD_STATS, "vhost0", false, false, 0, VH_SCOPE_DEVICE, -1, VH_HELP_DEV },
+		{ "stats scope queue tap0",
+		  VH_CMD_STATS, "tap0", false, false, 0, VH_SCOPE_QUEUE, -1, VH_HELP_DEV },
+		{ "-s -s stats dev vhost0",
+		  VH_CMD_STATS, "vhost0", false, false, 2, VH_SCOPE_QUEUE, -1, VH_HELP_DEV },
+		{ "-ss dev stats tap0 scope device",
+		  VH_CMD_STATS, "tap0", false, false, 2, VH_SCOPE_DEVICE, -1, VH_HELP_DEV },
 		{ "queue", VH_CMD_QUEUE_SHOW, NULL, false, false, 0, 0, -1, VH_HELP_QUEUE },
 		{ "queue show", VH_CMD_QUEUE_SHOW, NULL, false, false, 0, 0, -1, VH_HELP_QUEUE },
-		{ "-j queue list dev vhost0", VH_CMD_QUEUE_SHOW, "vhost0", true, false, 0, 0, -1, VH_HELP_QUEUE },
-		{ "queue show vhost0 index 1", VH_CMD_QUEUE_SHOW, "vhost0", false, false, 0, 0, 1, VH_HELP_QUEUE },
-		{ "queue show index 0x1 dev tap0", VH_CMD_QUEUE_SHOW, "tap0", false, false, 0, 0, 1, VH_HELP_QUEUE },
+		{ "-j queue list dev vhost0",
+		  VH_CMD_QUEUE_SHOW, "vhost0", true, false, 0, 0, -1, VH_HELP_QUEUE },
+		{ "queue show vhost0 index 1",
+		  VH_CMD_QUEUE_SHOW, "vhost0", false, false, 0, 0, 1, VH_HELP_QUEUE },
+		{ "queue show index 0x1 dev tap0",
+		  VH_CMD_QUEUE_SHOW, "tap0", false, false, 0, 0, 1, VH_HELP_QUEUE },
 		{ "monitor", VH_CMD_MONITOR, NULL, false, false, 0, 0, -1, VH_HELP_MAIN },
 		{ "-j monitor", VH_CMD_MONITOR, NULL, true, false, 0, 0, -1, VH_HELP_MAIN },
 		{ "help", VH_CMD_HELP, NULL, false, false, 0, 0, -1, VH_HELP_MAIN },
@@ -486,7 +498,8 @@ static void test_parse_commands(void)
 		{ "dev help", VH_CMD_HELP, NULL, false, false, 0, 0, -1, VH_HELP_DEV },
 		{ "show help", VH_CMD_HELP, NULL, false, false, 0, 0, -1, VH_HELP_DEV },
 		{ "queue help", VH_CMD_HELP, NULL, false, false, 0, 0, -1, VH_HELP_QUEUE },
-		{ "queue show dev vhost0 help", VH_CMD_HELP, "vhost0", false, false, 0, 0, -1, VH_HELP_QUEUE },
+		{ "queue show dev vhost0 help",
+		  VH_CMD_HELP, "vhost0", false, false, 0, 0, -1, VH_HELP_QUEUE },
 		{ "monitor help", VH_CMD_HELP, NULL, false, false, 0, 0, -1, VH_HELP_MAIN },
 		{ "-V", VH_CMD_VERSION, NULL, false, false, 0, 0, -1, VH_HELP_MAIN },
 		{ "-V show", VH_CMD_VERSION, NULL, false, false, 0, 0, -1, VH_HELP_MAIN },
@@ -494,18 +507,23 @@ static void test_parse_commands(void)
 		{ "policy show", VH_CMD_POLICY_SHOW, NULL, false, false, 0, 0, -1, VH_HELP_POLICY },
 		{ "policy list", VH_CMD_POLICY_SHOW, NULL, false, false, 0, 0, -1, VH_HELP_POLICY },
 		{ "show policy", VH_CMD_POLICY_SHOW, NULL, false, false, 0, 0, -1, VH_HELP_POLICY },
-		{ "-j -p show policy", VH_CMD_POLICY_SHOW, NULL, true, true, 0, 0, -1, VH_HELP_POLICY },
-		{ "set policy grant none", VH_CMD_POLICY_SET, NULL, false, false, 0, 0, -1, VH_HELP_POLICY },
-		{ "policy set busypoll-us-max 5", VH_CMD_POLICY_SET, NULL, false, false, 0, 0, -1, VH_HELP_POLICY },
+		{ "-j -p show policy",
+		  VH_CMD_POLICY_SHOW, NULL, true, true, 0, 0, -1, VH_HELP_POLICY },
+		{ "set policy grant none",
+		  VH_CMD_POLICY_SET, NULL, false, false, 0, 0, -1, VH_HELP_POLICY },
+		{ "policy set busypoll-us-max 5",
+		  VH_CMD_POLICY_SET, NULL, false, false, 0, 0, -1, VH_HELP_POLICY },
 		{ "policy help", VH_CMD_HELP, NULL, false, false, 0, 0, -1, VH_HELP_POLICY },
 		{ "show policy help", VH_CMD_HELP, NULL, false, false, 0, 0, -1, VH_HELP_POLICY },
-		{ "set policy grant all help", VH_CMD_HELP, NULL, false, false, 0, 0, -1, VH_HELP_POLICY },
+		{ "set policy grant all help",
+		  VH_CMD_HELP, NULL, false, false, 0, 0, -1, VH_HELP_POLICY },
 		/* a TAP named policy is a device, given with "dev" */
 		{ "show dev policy", VH_CMD_SHOW, "policy", false, false, 0, 0, -1, VH_HELP_DEV },
 		{ "dev show policy", VH_CMD_SHOW, "policy", false, false, 0, 0, -1, VH_HELP_DEV },
 		{ "-n ns1 show", VH_CMD_SHOW, NULL, false, false, 0, 0, -1, VH_HELP_DEV },
 		{ "-j -n ns1 -s show", VH_CMD_SHOW, NULL, true, false, 1, 0, -1, VH_HELP_DEV },
-		{ "--netns ns1 set policy grant zerocopy", VH_CMD_POLICY_SET, NULL, false, false, 0, 0, -1, VH_HELP_POLICY },
+		{ "--netns ns1 set policy grant zerocopy",
+		  VH_CMD_POLICY_SET, NULL, false, false, 0, 0, -1, VH_HELP_POLICY },
 		{ "-n ns1 help", VH_CMD_HELP, NULL, false, false, 0, 0, -1, VH_HELP_MAIN },
 	};
 	struct vh_opts o;
@@ -562,7 +580,8 @@ static void test_parse_errors(void)
 		{ "dev set", "Device name is missing" },
 		{ "set dev vhost0",
 		  "Nothing to set, give busypoll-us, zerocopy, zcopy-min-len, metamap or label" },
-		{ "set vhost0", "Nothing to set, give busypoll-us, zerocopy, zcopy-min-len, metamap or label" },
+		{ "set vhost0",
+		  "Nothing to set, give busypoll-us, zerocopy, zcopy-min-len, metamap or label" },
 		{ "set dev vhost0 dev vhost1 metamap on", "Duplicate argument \"dev\"" },
 		{ "set vhost0 vhost1", "Unknown keyword \"vhost1\", try \"vhostctl dev help\"" },
 		{ "set dev 0123456789abcdef metamap on",
@@ -574,7 +593,8 @@ static void test_parse_errors(void)
 		{ "stats dev", "Device name is missing" },
 		{ "show ''", "Invalid device name \"\"" },
 		{ "stats scope", "Missing value for \"scope\"" },
-		{ "stats scope queues", "Invalid \"scope\" value \"queues\", expected \"device\" or \"queue\"" },
+		{ "stats scope queues",
+		  "Invalid \"scope\" value \"queues\", expected \"device\" or \"queue\"" },
 		{ "stats scope queue scope device", "Duplicate argument \"scope\"" },
 		{ "stats vhost0 vhost1", "Unknown keyword \"vhost1\", try \"vhostctl dev help\"" },
 		{ "stats vhost0 index 1", "Unknown keyword \"index\", try \"vhostctl dev help\"" },
@@ -582,7 +602,8 @@ static void test_parse_errors(void)
 		{ "queue show dev vhost0 index", "Missing value for \"index\"" },
 		{ "queue show dev vhost0 index x", "Invalid \"index\" value \"x\"" },
 		{ "queue show dev vhost0 index 1 index 2", "Duplicate argument \"index\"" },
-		{ "queue show vhost0 vhost1", "Unknown keyword \"vhost1\", try \"vhostctl queue help\"" },
+		{ "queue show vhost0 vhost1",
+		  "Unknown keyword \"vhost1\", try \"vhostctl queue help\"" },
 		{ "queue show dev vhost0 scope queue",
 		  "Unknown keyword \"scope\", try \"vhostctl queue help\"" },
 		{ "queue set vhost0", "Command \"set\" is unknown, try \"vhostctl queue help\"" },
@@ -595,7 +616,8 @@ static void test_parse_errors(void)
 		{ "--bogus show", "Unknown option \"--bogus\", try \"vhostctl help\"" },
 		{ "policy sh", "Command \"sh\" is unknown, try \"vhostctl policy help\"" },
 		{ "policy show now", "Unknown keyword \"now\", try \"vhostctl policy help\"" },
-		{ "show policy dev vhost0", "Unknown keyword \"dev\", try \"vhostctl policy help\"" },
+		{ "show policy dev vhost0",
+		  "Unknown keyword \"dev\", try \"vhostctl policy help\"" },
 		{ "set policy", "Nothing to set, give grant or busypoll-us-max" },
 		{ "policy set", "Nothing to set, give grant or busypoll-us-max" },
 		{ "set policy grant", "Missing value for \"grant\"" },
@@ -605,16 +627,24 @@ static void test_parse_errors(void)
 		  "Duplicate argument \"busypoll-us-max\"" },
 		{ "set policy busypoll-us-max x", "Invalid \"busypoll-us-max\" value \"x\"" },
 		{ "set policy busypoll-us-max -1", "Invalid \"busypoll-us-max\" value \"-1\"" },
-		{ "set policy grant admin-busypoll-us", "Invalid \"grant\" value \"admin-busypoll-us\", " GRANT_EXPECTED },
-		{ "set policy grant zerocopy,", "Invalid \"grant\" value \"zerocopy,\", " GRANT_EXPECTED },
-		{ "set policy grant ,zerocopy", "Invalid \"grant\" value \",zerocopy\", " GRANT_EXPECTED },
-		{ "set policy grant zerocopy,,metamap", "Invalid \"grant\" value \"zerocopy,,metamap\", " GRANT_EXPECTED },
-		{ "set policy grant none,zerocopy", "Invalid \"grant\" value \"none,zerocopy\", " GRANT_EXPECTED },
+		{ "set policy grant admin-busypoll-us",
+		  "Invalid \"grant\" value \"admin-busypoll-us\", " GRANT_EXPECTED },
+		{ "set policy grant zerocopy,",
+		  "Invalid \"grant\" value \"zerocopy,\", " GRANT_EXPECTED },
+		{ "set policy grant ,zerocopy",
+		  "Invalid \"grant\" value \",zerocopy\", " GRANT_EXPECTED },
+		{ "set policy grant zerocopy,,metamap",
+		  "Invalid \"grant\" value \"zerocopy,,metamap\", " GRANT_EXPECTED },
+		{ "set policy grant none,zerocopy",
+		  "Invalid \"grant\" value \"none,zerocopy\", " GRANT_EXPECTED },
 		{ "set policy grant All", "Invalid \"grant\" value \"All\", " GRANT_EXPECTED },
 		{ "set policy grant ''", "Invalid \"grant\" value \"\", " GRANT_EXPECTED },
-		{ "set policy zerocopy on", "Unknown keyword \"zerocopy\", try \"vhostctl policy help\"" },
-		{ "set policy grant zerocopy vhost0", "Unknown keyword \"vhost0\", try \"vhostctl policy help\"" },
-		{ "dev set policy grant zerocopy", "Unknown keyword \"grant\", try \"vhostctl dev help\"" },
+		{ "set policy zerocopy on",
+		  "Unknown keyword \"zerocopy\", try \"vhostctl policy help\"" },
+		{ "set policy grant zerocopy vhost0",
+		  "Unknown keyword \"vhost0\", try \"vhostctl policy help\"" },
+		{ "dev set policy grant zerocopy",
+		  "Unknown keyword \"grant\", try \"vhostctl dev help\"" },
 		{ "-n", "Missing value for \"-n\"" },
 		{ "--netns", "Missing value for \"--netns\"" },
 		{ "-j -n", "Missing value for \"-n\"" },
@@ -1434,9 +1464,9 @@ static void test_print_show_json(void)
 
 	fixture_init(&f, true, 2);
 	s = render(SHOW, &f.dev, 1, &f.more, true, false);
-	CHECK_STR(s, "[{" DEV_JSON_ATTRS ",\"stats\":{" DEV_JSON_COUNTERS "},"
-		  "\"queues\":[{" QUEUE0_JSON ",\"stats\":{" RXQ_JSON_COUNTERS "}},"
-		  "{" QUEUE1_JSON ",\"stats\":{" TXQ_JSON_COUNTERS "}}]}]\n");
+	CHECK_STR(s, "[{" DEV_JSON_ATTRS ",\"stats\":{" DEV_JSON_COUNTERS
+		  "},\"queues\":[{" QUEUE0_JSON ",\"stats\":{" RXQ_JSON_COUNTERS
+		  "}},{" QUEUE1_JSON ",\"stats\":{" TXQ_JSON_COUNTERS "}}]}]\n");
 	free(s);
 
 	/* -s -s of a device with no queue statistics and no queues */
@@ -1455,10 +1485,8 @@ static void test_print_show_json(void)
 	fixture_dev(&d[1], false);
 	d[1].backend_netnsid = -1;	/* absent: not printed */
 	s = render(SHOW, d, 2, NULL, true, false);
-	CHECK_STR(s, "[{" DEV_JSON_ATTRS "},{\"id\":3,\"name\":\"vhost3\","
-		  "\"type\":\"net\",\"features\":5100273664,\"num-queues\":2,"
-		  "\"admin-busypoll-us\":50,\"zerocopy\":1,\"zcopy-min-len\":256,"
-		  "\"metamap\":\"off\"}]\n");
+	CHECK_STR(s, "[{" DEV_JSON_ATTRS
+		  "},{\"id\":3,\"name\":\"vhost3\",\"type\":\"net\",\"features\":5100273664,\"num-queues\":2,\"admin-busypoll-us\":50,\"zerocopy\":1,\"zcopy-min-len\":256,\"metamap\":\"off\"}]\n");
 	free(s);
 	d[0]._present.backend_netnsid = 1;
 	d[0].backend_netnsid = -2;
@@ -1595,9 +1623,9 @@ static void test_print_stats(void)
 		  "    queue 0: type rx\n" RXQ_STATS_TEXT("        "));
 	free(s);
 	s = render(STATS, st, 2, NULL, true, false);
-	CHECK_STR(s, "[{\"dev-id\":3,\"queue-index\":0,\"queue-type\":\"rx\","
-		  RXQ_JSON_COUNTERS "},{\"dev-id\":3,\"queue-index\":1,"
-		  "\"queue-type\":\"tx\"," TXQ_JSON_COUNTERS "}]\n");
+	CHECK_STR(s, "[{\"dev-id\":3,\"queue-index\":0,\"queue-type\":\"rx\"," RXQ_JSON_COUNTERS
+		  "},{\"dev-id\":3,\"queue-index\":1,\"queue-type\":\"tx\"," TXQ_JSON_COUNTERS
+		  "}]\n");
 	free(s);
 
 	/* the text has each counter exactly once, followed by its value */
@@ -1712,12 +1740,8 @@ static void test_print_rates(void)
 		  "        zcopy-sent 0.5 zcopy-copied 0 zcopy-hol-stalls 0 zcopy-pending 7\n");
 	free(s);
 	s = render_rates(cur, prev, 2, true, false);
-	CHECK_STR(s, "[{\"dev-id\":3,\"queue-index\":0,\"queue-type\":\"rx\","
-		  "\"rx-packets\":10,\"rx-bytes\":640,\"kicks\":0.5,\"calls\":0,"
-		  "\"metamap-fast\":0.5},{\"dev-id\":3,\"queue-index\":1,"
-		  "\"queue-type\":\"tx\",\"tx-packets\":1.5,\"kicks\":0.5,"
-		  "\"zcopy-sent\":0.5,\"zcopy-copied\":0,\"zcopy-pending\":7,"
-		  "\"zcopy-hol-stalls\":0,\"tx-errors\":0}]\n");
+	CHECK_STR(s,
+		  "[{\"dev-id\":3,\"queue-index\":0,\"queue-type\":\"rx\",\"rx-packets\":10,\"rx-bytes\":640,\"kicks\":0.5,\"calls\":0,\"metamap-fast\":0.5},{\"dev-id\":3,\"queue-index\":1,\"queue-type\":\"tx\",\"tx-packets\":1.5,\"kicks\":0.5,\"zcopy-sent\":0.5,\"zcopy-copied\":0,\"zcopy-pending\":7,\"zcopy-hol-stalls\":0,\"tx-errors\":0}]\n");
 	free(s);
 
 	/* two decimals at most, as Python prints them; a counter reset */
@@ -1980,15 +2004,12 @@ static void test_print_event(void)
 	fixture_dev(&d, true);
 	d._present.owner_pid = 0;
 	s = render_event(&d, VH_EV_CHANGE, false);
-	CHECK_STR(s, "[change] vhost3: type net backend-ifname tap0 "
-		  "backend-ifindex 7 features 0x0000000130000000 num-queues 2 "
-		  "busypoll-us 50 zerocopy on zcopy-min-len 256 metamap off\n");
+	CHECK_STR(s,
+		  "[change] vhost3: type net backend-ifname tap0 backend-ifindex 7 features 0x0000000130000000 num-queues 2 busypoll-us 50 zerocopy on zcopy-min-len 256 metamap off\n");
 	free(s);
 	s = render_event(&d, VH_EV_ADD, true);
-	CHECK_STR(s, "{\"event\":\"add\",\"id\":3,\"name\":\"vhost3\",\"type\":\"net\","
-		  "\"backend-ifindex\":7,\"backend-ifname\":\"tap0\","
-		  "\"features\":5100273664,\"num-queues\":2,\"admin-busypoll-us\":50,"
-		  "\"zerocopy\":1,\"zcopy-min-len\":256,\"metamap\":\"off\"}\n");
+	CHECK_STR(s,
+		  "{\"event\":\"add\",\"id\":3,\"name\":\"vhost3\",\"type\":\"net\",\"backend-ifindex\":7,\"backend-ifname\":\"tap0\",\"features\":5100273664,\"num-queues\":2,\"admin-busypoll-us\":50,\"zerocopy\":1,\"zcopy-min-len\":256,\"metamap\":\"off\"}\n");
 	CHECK(count_lines(s) == 1);
 	free(s);
 
@@ -2038,8 +2059,8 @@ static void test_timestamps(void)
 	CHECK_STR(s, "[2024-11-26T10:00:00.000005+00:00] [del] vhost3: type net\n");
 	free(s);
 	s = render_event_at(&d, VH_EV_ADD, true, &ts);
-	CHECK_STR(s, "{\"timestamp\":\"2024-11-26T10:00:00.000005+00:00\","
-		  "\"event\":\"add\",\"name\":\"vhost3\",\"type\":\"net\"}\n");
+	CHECK_STR(s,
+		  "{\"timestamp\":\"2024-11-26T10:00:00.000005+00:00\",\"event\":\"add\",\"name\":\"vhost3\",\"type\":\"net\"}\n");
 	free(s);
 	unsetenv("TZ");
 	tzset();
@@ -2075,8 +2096,8 @@ static void test_print_policy(void)
 	CHECK_STR(s, "grant busypoll-us,zerocopy busypoll-us-max 50 tenant yes\n");
 	free(s);
 	s = render_policy(&p, true, false);
-	CHECK_STR(s, "{\"grants\":[\"admin-busypoll-us\",\"zerocopy\"],"
-		  "\"busypoll-us-max\":50,\"tenant\":1}\n");
+	CHECK_STR(s,
+		  "{\"grants\":[\"admin-busypoll-us\",\"zerocopy\"],\"busypoll-us-max\":50,\"tenant\":1}\n");
 	free(s);
 	s = render_policy(&p, true, true);
 	CHECK_STR(s, "{\n    \"grants\": [\n        \"admin-busypoll-us\",\n"
@@ -2102,12 +2123,12 @@ static void test_print_policy(void)
 	/* everything, and a tunable of a newer kernel by its bit */
 	p.grants = 0xf | 0x40;
 	s = render_policy(&p, false, false);
-	CHECK_STR(s, "grant busypoll-us,zerocopy,zcopy-min-len,metamap,64 "
-		  "busypoll-us-max 0 tenant no\n");
+	CHECK_STR(s,
+		  "grant busypoll-us,zerocopy,zcopy-min-len,metamap,64 busypoll-us-max 0 tenant no\n");
 	free(s);
 	s = render_policy(&p, true, false);
-	CHECK_STR(s, "{\"grants\":[\"admin-busypoll-us\",\"zerocopy\",\"zcopy-min-len\","
-		  "\"metamap\",\"64\"],\"busypoll-us-max\":0,\"tenant\":0}\n");
+	CHECK_STR(s,
+		  "{\"grants\":[\"admin-busypoll-us\",\"zerocopy\",\"zcopy-min-len\",\"metamap\",\"64\"],\"busypoll-us-max\":0,\"tenant\":0}\n");
 	free(s);
 
 	/* what the kernel did not send is not printed */
@@ -2328,12 +2349,14 @@ static void test_errors(void)
 		   "zerocopy not granted to this network namespace by the host's vhost policy",
 		   OFFS_AFTER_NAME);
 	fake_set(&f, "set dev vhost0 zerocopy on", out, sizeof(out));
-	CHECK_STR(out, "Error: zerocopy not granted to this network namespace by the host's vhost policy.");
+	CHECK_STR(out,
+		  "Error: zerocopy not granted to this network namespace by the host's vhost policy.");
 	fake_error(&f, NLMSG_ERROR, EPERM,
 		   "admin-busypoll-us above 50, the bound of the host's vhost policy here",
 		   OFFS_AFTER_NAME);
 	fake_set(&f, "set dev vhost0 busypoll-us 100", out, sizeof(out));
-	CHECK_STR(out, "Error: admin-busypoll-us above 50, the bound of the host's vhost policy here.");
+	CHECK_STR(out,
+		  "Error: admin-busypoll-us above 50, the bound of the host's vhost policy here.");
 	/* uns-admin-perm: the genetlink core refuses, without a message */
 	fake_error(&f, NLMSG_ERROR, EPERM, NULL, 0);
 	fake_set(&f, "set dev vhost0 zerocopy on", out, sizeof(out));
@@ -2344,7 +2367,8 @@ static void test_errors(void)
 		   "this network namespace is administered from the initial user namespace: no vhost policy applies",
 		   0);
 	fake_policy_set(&f, "set policy grant zerocopy", out, sizeof(out));
-	CHECK_STR(out, "Error: this network namespace is administered from the initial user namespace: no vhost policy applies.");
+	CHECK_STR(out,
+		  "Error: this network namespace is administered from the initial user namespace: no vhost policy applies.");
 	fake_error(&f, NLMSG_ERROR, ERANGE, "integer out of range",
 		   NLMSG_HDRLEN + GENL_HDRLEN);
 	fake_policy_set(&f, "set policy busypoll-us-max 1000001", out, sizeof(out));
@@ -2391,7 +2415,8 @@ static void test_error_strings(void)
 
 	/* both a bad and a missing attribute */
 	e.code = EINVAL;
-	snprintf(e.msg, sizeof(e.msg), "%s", "Kernel error: 'no (good)' (bad attribute: .id, missing attribute: .name)");
+	snprintf(e.msg, sizeof(e.msg), "%s",
+		 "Kernel error: 'no (good)' (bad attribute: .id, missing attribute: .name)");
 	vh_err_format(&e, NULL, out, sizeof(out));
 	CHECK_STR(out, "Error: no (good).");
 	snprintf(e.msg, sizeof(e.msg), "%s", "Kernel error: missing attribute: .index");
@@ -2401,13 +2426,16 @@ static void test_error_strings(void)
 
 	/* the socket */
 	e.code = ENOENT;
-	snprintf(e.msg, sizeof(e.msg), "%s", "failed to receive the socket family info - no such family?");
+	snprintf(e.msg, sizeof(e.msg), "%s",
+		 "failed to receive the socket family info - no such family?");
 	vh_sock_err_format(&e, out, sizeof(out));
-	CHECK_STR(out, "Error: the kernel has no \"vhost\" generic netlink family (no vhost admin plane in this kernel, or the vhost_admin module is not loaded).");
+	CHECK_STR(out,
+		  "Error: the kernel has no \"vhost\" generic netlink family (no vhost admin plane in this kernel, or the vhost_admin module is not loaded).");
 	e.code = EPROTONOSUPPORT;
 	snprintf(e.msg, sizeof(e.msg), "%s", "failed to create a netlink socket");
 	vh_sock_err_format(&e, out, sizeof(out));
-	CHECK_STR(out, "Error: cannot open the \"vhost\" generic netlink family: failed to create a netlink socket (Protocol not supported).");
+	CHECK_STR(out,
+		  "Error: cannot open the \"vhost\" generic netlink family: failed to create a netlink socket (Protocol not supported).");
 }
 
 static void test_usage(void)
@@ -2449,7 +2477,6 @@ static void test_usage(void)
 	CHECK(!strstr(buf, "policy") && !strstr(buf, "queue show"));
 	free(buf);
 }
-
 
 /* ---- status ------------------------------------------------------------ */
 
@@ -2692,20 +2719,22 @@ static int sample_stats(int argc, char **argv)
 	int i, n = 2;
 
 	for (i = 2; i < argc; i++) {
-		if (!strcmp(argv[i], "-j"))
+		if (!strcmp(argv[i], "-j")) {
 			opts.json = true;
-		else if (!strcmp(argv[i], "--devices"))
+		} else if (!strcmp(argv[i], "--devices")) {
 			devices = true;
-		else if (!strcmp(argv[i], "-s"))
+		} else if (!strcmp(argv[i], "-s")) {
 			opts.stats++;
-		else if (!strcmp(argv[i], "-o") && i + 1 < argc &&
-			 !strcmp(argv[i + 1], "openmetrics") && ++i)
+		} else if (!strcmp(argv[i], "-o") && i + 1 < argc &&
+			   !strcmp(argv[i + 1], "openmetrics") && ++i) {
 			opts.openmetrics = true;
-		else if (!strcmp(argv[i], "-o") && i + 1 < argc &&
-			 !strcmp(argv[i + 1], "prometheus") && ++i)
-			opts.openmetrics = opts.prometheus = true;
-		else
+		} else if (!strcmp(argv[i], "-o") && i + 1 < argc &&
+			   !strcmp(argv[i + 1], "prometheus") && ++i) {
+			opts.openmetrics = true;
+			opts.prometheus = true;
+		} else {
 			return 2;
+		}
 	}
 	fixture_dev(&d[0].obj, true);
 	d[0].obj.backend_ifname = (char *)"tap\"0\\";

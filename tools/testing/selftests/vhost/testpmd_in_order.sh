@@ -198,8 +198,8 @@ run() {	# run IN_ORDER
 	# in order with the commands.  The forwarding lcore is 1.
 	stdbuf -oL "$TESTPMD" -l 0,1 --no-huge -m 64 --no-pci --no-shconf \
 		--log-level=pmd.net.virtio.init:info \
-		--vdev="virtio_user0,path=/dev/vhost-net,queue_size=1024,iface=$tap,in_order=$io" -- \
-		-i --nb-cores=1 --txq=1 --rxq=1 --txd=1024 --rxd=1024 --burst=32 \
+		--vdev="virtio_user0,path=/dev/vhost-net,queue_size=1024,iface=$tap,in_order=$io" \
+		-- -i --nb-cores=1 --txq=1 --rxq=1 --txd=1024 --rxd=1024 --burst=32 \
 		--total-num-mbufs=4096 --no-mlockall --disable-link-check \
 		< "$tmp/cmd" > "$log" 2>&1 &
 	pid=$!
@@ -299,9 +299,11 @@ run() {	# run IN_ORDER
 	echo "sent ${sent:-?}; $tap tx_packets $(( C[3] - B[3] )) tx_bytes $(( C[4] - B[4] )) tx_dropped $(( C[5] - B[5] )); testpmd RX-packets $rx_pk RX-bytes $rx_by" | diag
 	msgs=()
 	[ "${sent:-0}" = "$RX_FRAMES" ] || msgs+=("sent ${sent:-none} of $RX_FRAMES")
-	[ $(( C[3] - B[3] )) = "$RX_FRAMES" ] || msgs+=("$tap passed $(( C[3] - B[3] )) to vhost-net")
+	[ $(( C[3] - B[3] )) = "$RX_FRAMES" ] ||
+		msgs+=("$tap passed $(( C[3] - B[3] )) to vhost-net")
 	[ "$rx_pk" = "$RX_FRAMES" ] || msgs+=("testpmd received $rx_pk")
-	[ "$rx_by" = $((RX_FRAMES * RX_LEN)) ] || msgs+=("testpmd RX-bytes $rx_by, want $((RX_FRAMES * RX_LEN))")
+	[ "$rx_by" = $((RX_FRAMES * RX_LEN)) ] ||
+		msgs+=("testpmd RX-bytes $rx_by, want $((RX_FRAMES * RX_LEN))")
 	[ $(( C[5] - B[5] )) = 0 ] || msgs+=("$tap dropped frames")
 	result "${names_[3]}" "${msgs[@]}"
 	unset s1_TX_packets s1_TX_bytes s1_RX_packets s1_RX_bytes

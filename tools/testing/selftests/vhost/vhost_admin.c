@@ -998,13 +998,13 @@ static void hold_rig_del(void)
 static int hold_rig_add(const char *tap)
 {
 	hold_rig_del();
-	return sh("ip link add " HOLD_BR " type bridge && "
-		  "ip link add " HOLD_DUMMY " type dummy && "
-		  "ip link set " HOLD_DUMMY " master " HOLD_BR " && "
-		  "tc qdisc add dev " HOLD_DUMMY " root netem delay %dms limit 10000 && "
-		  "ip link set " HOLD_DUMMY " up && ip link set " HOLD_BR " up && "
-		  "bridge fdb add " HOLD_MAC " dev " HOLD_DUMMY " master static && "
-		  "ip link set %s master " HOLD_BR " && ip link set %s up",
+	return sh("ip link add " HOLD_BR " type bridge && ip link add " HOLD_DUMMY
+		  " type dummy && ip link set " HOLD_DUMMY " master " HOLD_BR
+		  " && tc qdisc add dev " HOLD_DUMMY
+		  " root netem delay %dms limit 10000 && ip link set " HOLD_DUMMY
+		  " up && ip link set " HOLD_BR " up && bridge fdb add " HOLD_MAC
+		  " dev " HOLD_DUMMY " master static && ip link set %s master " HOLD_BR
+		  " && ip link set %s up",
 		  HOLD_MS, tap, tap);
 }
 
@@ -1795,7 +1795,6 @@ TEST_F(admin, uevents_carry_identity_owner_backend_label)
 	close(fd);
 }
 
-
 /* The lines of a file into buf (NUL-terminated): its length, or -errno. */
 static ssize_t read_file(const char *path, char *buf, size_t len)
 {
@@ -2345,7 +2344,8 @@ static int cli_start(struct cli_run *r, const char *tree, int n)
 
 	snprintf(r->out_path, sizeof(r->out_path), "/tmp/vhost-admin-cli.%d.%d",
 		 getpid(), n);
-	if (asprintf(&cmd, "cd %s/tools/net/ynl && exec python3 ./cli.py --output-json --spec %s %s > %s 2>&1",
+	if (asprintf(&cmd,
+		     "cd %s/tools/net/ynl && exec python3 ./cli.py --output-json --spec %s %s > %s 2>&1",
 		     tree, "../../../Documentation/netlink/specs/vhost.yaml",
 		     r->args, r->out_path) < 0)
 		return -ENOMEM;

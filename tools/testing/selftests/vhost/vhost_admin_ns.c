@@ -1125,7 +1125,8 @@ static bool tunables_are(struct ynl_sock *ys, uint32_t id,
 	}
 	if (!memcmp(&t, want, sizeof(t)))
 		return true;
-	fprintf(stderr, "# device %u: busypoll %lld zerocopy %lld zcopy-min-len %lld metamap %lld, wanted %lld %lld %lld %lld\n",
+	fprintf(stderr,
+		"# device %u: busypoll %lld zerocopy %lld zcopy-min-len %lld metamap %lld, wanted %lld %lld %lld %lld\n",
 		id, (long long)t.busypoll_us, (long long)t.zerocopy,
 		(long long)t.zcopy_min_len, (long long)t.metamap,
 		(long long)want->busypoll_us, (long long)want->zerocopy,
@@ -1368,7 +1369,8 @@ static bool queue_busypoll_is(struct ynl_sock *ys, uint32_t id, uint32_t q,
 	ok = r->owner_busypoll_us == owner_us && r->busypoll_us == us &&
 	     r->_present.busypoll_source && r->busypoll_source == src;
 	if (!ok)
-		fprintf(stderr, "# queue %u: owner %u busypoll-us %u source %d%s, wanted %u %u %u\n",
+		fprintf(stderr,
+			"# queue %u: owner %u busypoll-us %u source %d%s, wanted %u %u %u\n",
 			q, r->owner_busypoll_us, r->busypoll_us,
 			r->_present.busypoll_source ? (int)r->busypoll_source : -1,
 			r->_present.busypoll_source ? "" : " (absent)",

@@ -570,7 +570,7 @@ TEST_F_TIMEOUT(scale, dev_set_waiting_for_a_stalled_worker_ends_on_sigkill, 90)
 		TH_LOG("%s: the waiting client was gone %.0f ms after SIGKILL",
 		       what, now_ms() - t0);
 		EXPECT_NE(-1, status) TH_LOG("%s: not gone within %d ms of SIGKILL",
-					      what, KILLED_MS);
+					     what, KILLED_MS);
 		EXPECT_TRUE(status != -1 && WIFSIGNALED(status) &&
 			    WTERMSIG(status) == SIGKILL)
 			TH_LOG("%s: wait status %#x", what, status);

@@ -51,7 +51,6 @@ static const size_t lens[] = { 60, 1514, 200, 777 };
 
 /* ---- helpers shared by the fixtures ------------------------------------ */
 
-
 /*
  * The device and the map on (or off) for new devices, the old default
  * mode returned.  /dev/vhost-net and the module parameter are the features
@@ -251,7 +250,9 @@ FIXTURE_VARIANT_ADD(dirty_log, map_off) {
 
 FIXTURE_SETUP(dirty_log)
 {
-	self->n.vhost_fd = self->n.tap_fd = self->n.sock_fd = -1;
+	self->n.vhost_fd = -1;
+	self->n.tap_fd = -1;
+	self->n.sock_fd = -1;
 	self->log_fd = -1;
 	self->old_default = require_dev(_metadata, variant->map);
 	self->rings_len = vnet_rings_size(NUM);
@@ -666,7 +667,9 @@ FIXTURE_SETUP(inval)
 {
 	int r;
 
-	self->n.vhost_fd = self->n.tap_fd = self->n.sock_fd = -1;
+	self->n.vhost_fd = -1;
+	self->n.tap_fd = -1;
+	self->n.sock_fd = -1;
 	self->old_default = require_dev(_metadata, variant->map);
 	self->rings_len = vnet_rings_size(NUM);
 	self->rings = vnet_map_anon(self->rings_len);
@@ -916,9 +919,11 @@ FIXTURE_SETUP(workers)
 	size_t one = vnet_rings_size(NUM);
 	int d, r;
 
-	for (d = 0; d < WORKERS; d++)
-		self->n[d].vhost_fd = self->n[d].tap_fd =
-			self->n[d].sock_fd = -1;
+	for (d = 0; d < WORKERS; d++) {
+		self->n[d].vhost_fd = -1;
+		self->n[d].tap_fd = -1;
+		self->n[d].sock_fd = -1;
+	}
 	self->old_default = require_dev(_metadata, variant->map);
 	self->rings_len = WORKERS * one;
 	self->rings = vnet_map_anon(self->rings_len);

@@ -573,12 +573,15 @@ static int vs_ksm_merge(FIXTURE_DATA(vsock) *self, int *np, int *ms)
 	}
 	n = -1;
 	if (madvise(self->area, VS_RX_OFF, MADV_MERGEABLE) ||
-	    madvise(twin, VS_RX_OFF, MADV_MERGEABLE))
+	    madvise(twin, VS_RX_OFF, MADV_MERGEABLE)) {
 		snprintf(self->why, sizeof(self->why), "MADV_MERGEABLE: %s",
 			 strerror(errno));
-	else if ((n = ksm_run(pages, twins, *np, ms)) < 0)
-		snprintf(self->why, sizeof(self->why),
-			 "starting or stopping ksmd failed");
+	} else {
+		n = ksm_run(pages, twins, *np, ms);
+		if (n < 0)
+			snprintf(self->why, sizeof(self->why),
+				 "starting or stopping ksmd failed");
+	}
 	munmap(twin, VS_RX_OFF);
 	return n;
 }

@@ -605,7 +605,7 @@ TEST_F(hostile, in_order_heads_out_of_ring_order)
 		tx_desc(vq, i, txb(&self->n, i), 1000 + i, 64 + i % 64);
 	/* The avail ring says 3, 0, 1, 2, 7, 6, 5, 4. */
 	for (i = 0; i < 8; i++)
-		avail_put(vq, i, (uint16_t[]){ 3, 0, 1, 2, 7, 6, 5, 4 }[i]);
+		avail_put(vq, i, ((uint16_t[]){ 3, 0, 1, 2, 7, 6, 5, 4 })[i]);
 	publish(vq, 8);
 	/* In ring order from the first head read: slots 3 to 10. */
 	for (i = 3; i < 11; i++) {

@@ -42,7 +42,6 @@
 #define __NR_memfd_secret 447
 #endif
 
-
 FIXTURE(memkinds) {
 	struct vnet n;
 	void *alloc;			/* ring memory the driver uses */
@@ -118,7 +117,6 @@ FIXTURE_SETUP(memkinds)
 	self->alloc = vnet_map_anon(self->alloc_len);
 	ASSERT_NE(NULL, self->alloc);
 }
-
 
 #define HWPOISON_DIR "/sys/kernel/debug/hwpoison"
 #define KPF_NOPAGE 20
@@ -1492,10 +1490,11 @@ static int open_aliased(FIXTURE_DATA(memkinds) *self, unsigned int qmask,
  * The TX queue's desc table or avail ring PROT_NONE where vhost sees it
  * (the driver writes through another mapping of the same pages).  The map
  * must not serve the TX queue (GUP refuses the desc table when the map is
- * built; an avail ring uaccess cannot read is never asked of the map); uaccess cannot read the ring either, so a kick
- * gets an error on the error eventfd and no frame out, while the RX queue
- * works byte-exact.  Once readable again, the pending frame and what
- * follows go out byte-exact.
+ * built; an avail ring uaccess cannot read is never asked of the map);
+ * uaccess cannot read the ring either, so a kick gets an error on the
+ * error eventfd and no frame out, while the RX queue works byte-exact.
+ * Once readable again, the pending frame and what follows go out
+ * byte-exact.
  */
 static void prot_none_tx(struct __test_metadata *_metadata,
 			 FIXTURE_DATA(memkinds) *self,

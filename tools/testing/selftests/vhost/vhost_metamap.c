@@ -115,7 +115,9 @@ FIXTURE_SETUP(metamap)
 	struct metamap_stats s;
 	int r, q;
 
-	self->n.vhost_fd = self->n.tap_fd = self->n.sock_fd = -1;
+	self->n.vhost_fd = -1;
+	self->n.tap_fd = -1;
+	self->n.sock_fd = -1;
 	r = access("/dev/vhost-net", R_OK | W_OK) ? -errno : 0;
 	ASSERT_EQ(0, r) TH_LOG("/dev/vhost-net: %s", strerror(-r));
 	self->old_default = require_mode(_metadata, variant->mode);
@@ -2685,7 +2687,8 @@ TEST_F_TIMEOUT(metamap, busy_mm_does_not_stall_the_queue, 120)
 	if (!kernel_has("mmu_interval_read_try_begin")) {
 		ASSERT_EQ(0, access("/sys/module/vhost_metamap/initstate", F_OK))
 			TH_LOG("no mmu_interval_read_try_begin in a kernel with vhost built in");
-		SKIP(return, "kernel without mmu_interval_read_try_begin (a distribution's, under the DKMS package)");
+		SKIP(return,
+		     "kernel without mmu_interval_read_try_begin (a distribution's, under the DKMS package)");
 	}
 	/*
 	 * Modes off and batch have no payload map and no notifier: nothing

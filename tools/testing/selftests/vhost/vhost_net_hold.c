@@ -158,9 +158,11 @@ static int hold_mq(const char *ifname, int pairs, struct vnet_opts *o,
 
 	for (i = 0; i < pairs; i++) {
 		pre[i] = -1;
-		if (user && (pre[i] = open("/dev/vhost-net",
-					   O_RDWR | O_CLOEXEC)) < 0)
-			r = -errno;
+		if (user) {
+			pre[i] = open("/dev/vhost-net", O_RDWR | O_CLOEXEC);
+			if (pre[i] < 0)
+				r = -errno;
+		}
 	}
 	if (!r && user)
 		r = become_user();

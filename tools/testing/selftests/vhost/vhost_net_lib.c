@@ -703,7 +703,7 @@ static bool kmsg_is_splat(const char *text)
 	};
 	size_t i;
 
-	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+	for (i = 0; i < ARRAY_SIZE(bad); i++)
 		if (strstr(text, bad[i]))
 			return true;
 	return false;
@@ -838,7 +838,8 @@ int vnet_open_fd(struct vnet *n, const struct vnet_opts *o, int vhost_fd)
 	int i, r;
 
 	memset(n, 0, sizeof(*n));
-	n->tap_fd = n->sock_fd = -1;
+	n->tap_fd = -1;
+	n->sock_fd = -1;
 	n->vhost_fd = vhost_fd;
 	n->o = *o;
 	if (!n->o.ring_num)
@@ -907,7 +908,9 @@ void vnet_close(struct vnet *n)
 			munmap(n->bufs[i], n->bufs_len);
 		n->bufs[i] = NULL;
 	}
-	n->vhost_fd = n->tap_fd = n->sock_fd = -1;
+	n->vhost_fd = -1;
+	n->tap_fd = -1;
+	n->sock_fd = -1;
 }
 
 int vnet_tx_add(struct vnet *n, const struct virtio_net_hdr_v1 *hdr,
@@ -1589,7 +1592,8 @@ int metamap_require_default(int mode, char *why)
 
 	if (old < 0) {
 		snprintf(why, VNET_WHY_LEN, "%s: %s", p,
-			 access(p, F_OK) ? "missing (no vhost_metamap module with a mode parameter)" :
+			 access(p, F_OK) ?
+			 "missing (no vhost_metamap module with a mode parameter)" :
 			 access(p, W_OK) ? "not writable" : "the write failed");
 		return -1;
 	}

@@ -258,12 +258,14 @@ struct metamap_stats {
 	uint64_t payload_invalidations;	/* notifier calls on its regions */
 	int64_t payload_slots;	/* its page translations now; -1: not said */
 };
+
 int vnet_metamap_stats(struct vnet *n, int qidx, struct metamap_stats *s);
 
 /* The payload map's counters from a to b, as text for a test's log. */
 struct payload_delta {
 	char s[128];
 };
+
 struct payload_delta payload_delta(const struct metamap_stats *a,
 				   const struct metamap_stats *b);
 

@@ -252,12 +252,14 @@ enum {
 	S_TXP, S_RXP, S_KICKS, S_CALLS, S_FAST, S_FALLBACK, S_FILLS, S_ZCSENT,
 	S_ZCCOPIED, S_ZCSTALLS, S_ZCBACKOFF, S_BPLOOPS, S_BPFOUND, S_N
 };
+
 static const char *const stat_file[S_N] = {
 	"tx_packets", "rx_packets", "kicks", "calls", "metamap_fast",
 	"metamap_fallback", "metamap_uaccess_fills", "zcopy_sent",
 	"zcopy_copied", "zcopy_hol_stalls", "zcopy_backoff", "busypoll_loops",
 	"busypoll_found",
 };
+
 static const char *const stat_key[S_N] = {
 	"tx_packets", "rx_packets", "kicks", "calls", "mm_fast", "mm_fallback",
 	"mm_fills", "zc_sent", "zc_copied", "zc_stalls", "zc_backoff",
@@ -905,9 +907,9 @@ static void print_sample(int mode, int round, const struct snap *a,
 	double secs = b->t - a->t, wns = b->worker_ns - a->worker_ns;
 	int i;
 
-	printf("sample test=%s size=%zu knob=%s mode=%s round=%d secs=%.4f "
-	       "pkts=%" PRIu64 " pps=%.1f worker_ns=%.0f cpu_ns_per_pkt=%.1f "
-	       "drv_ns=%" PRIu64 " mark_a=%lu mark_b=%lu drv_kicks=%" PRIu64
+	printf("sample test=%s size=%zu knob=%s mode=%s round=%d secs=%.4f pkts=%" PRIu64
+	       " pps=%.1f worker_ns=%.0f cpu_ns_per_pkt=%.1f drv_ns=%" PRIu64
+	       " mark_a=%lu mark_b=%lu drv_kicks=%" PRIu64
 	       " drv_calls=%" PRIu64 " worker_sleeps=%" PRIu64
 	       " drv_sleeps=%" PRIu64,
 	       test_name[cfg.test], cfg.len, cfg.knob, cfg.val[mode], round,
@@ -1077,9 +1079,7 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	setup();
-	printf("# vhost_net_pps test=%s size=%zu ring=%u rounds=%d secs=%.2f "
-	       "warm=%.2f knob=%s values=%s%s%s%s%s dev=%s tap=%s worker=%d "
-	       "xdp=%s bridge=%s marks=%s in_order=%s activity=%s\n",
+	printf("# vhost_net_pps test=%s size=%zu ring=%u rounds=%d secs=%.2f warm=%.2f knob=%s values=%s%s%s%s%s dev=%s tap=%s worker=%d xdp=%s bridge=%s marks=%s in_order=%s activity=%s\n",
 	       test_name[cfg.test], cfg.len, cfg.ring, cfg.rounds, cfg.secs,
 	       cfg.warm, cfg.knob, cfg.val[0], cfg.nval > 1 ? "," : "",
 	       cfg.nval > 1 ? cfg.val[1] : "", cfg.nval > 2 ? "," : "",
@@ -1137,8 +1137,7 @@ int main(int argc, char **argv)
 		qsort(worker[m], cfg.rounds, sizeof(double), cmp);
 	}
 	for (m = 0; m < cfg.nval; m++)
-		printf("summary test=%s size=%zu knob=%s mode=%s unit=%s min=%.1f "
-		       "median=%.1f max=%.1f worker_ns_per_pkt=%.1f\n",
+		printf("summary test=%s size=%zu knob=%s mode=%s unit=%s min=%.1f median=%.1f max=%.1f worker_ns_per_pkt=%.1f\n",
 		       test_name[cfg.test], cfg.len, cfg.knob, cfg.val[m],
 		       cfg.test == T_RR ? "us" : "pps", res[m][0],
 		       res[m][cfg.rounds / 2], res[m][cfg.rounds - 1],

@@ -254,6 +254,7 @@ enum inject { INJ_NONE, INJ_SEGV, INJ_ABORT, INJ_BUS, INJ_KILL, INJ_EXIT,
 static const char *const inject_name[INJ_NUM] = {
 	"none", "segv", "abort", "bus", "kill", "exit", "admin", "rebuild",
 };
+
 static enum inject inject;
 static int *volatile null_ptr;	/* what -X segv and -X admin write through */
 
@@ -1235,7 +1236,8 @@ static int rebuild(struct worker *w, struct rng *r, bool same_fd,
 		*arg |= d->step << 1;	/* 1 rings, 2 vnet_open, 3 memory */
 		if (ret)
 			return ret;
-		w->need_rebuild = w->unowned = false;
+		w->need_rebuild = false;
+		w->unowned = false;
 	}
 	/* no signal may interrupt the driver's waits here */
 	pthread_sigmask(SIG_BLOCK, &usr1, NULL);
@@ -1284,8 +1286,10 @@ static int chaos_ioctl(struct worker *w, struct rng *r, enum op op,
 		return ret;
 	case OP_RESET_OWNER:
 		ret = xioctl(fd, VHOST_RESET_OWNER, NULL);
-		if (!ret)	/* the driver's state is gone */
-			w->need_rebuild = w->unowned = true;
+		if (!ret) {	/* the driver's state is gone */
+			w->need_rebuild = true;
+			w->unowned = true;
+		}
 		return ret;
 	case OP_MEM_TABLE:
 		return set_mem_table(w, r, arg);
@@ -2664,8 +2668,9 @@ static void print_stats(int kills, uint64_t seed)
 {
 	char buf[32];
 
-	printf("# %.0f s, %d kills, %" PRIu64 " OOM kills, %u MADV_HWPOISON calls,"
-	       " %u processes ended unexpectedly, seed %#" PRIx64 "\n",
+	printf("# %.0f s, %d kills, %" PRIu64
+	       " OOM kills, %u MADV_HWPOISON calls, %u processes ended unexpectedly, seed %#"
+	       PRIx64 "\n",
 	       ms_since_start() / 1000, kills, sh->ok[OP_OOM], sh->poison_tries,
 	       sh->ends, seed);
 	print_ops();
@@ -2925,9 +2930,9 @@ static void setup_host(void)
 	have_hugetlb = hugepages_reserved();
 	have_node1 = !access("/sys/devices/system/node/node1", F_OK);
 	have_thp = thp_enabled();
-	if (system("grep -q zram /proc/swaps 2>/dev/null || "
-		   "{ echo 256M > /sys/block/zram0/disksize && "
-		   "mkswap /dev/zram0 && swapon /dev/zram0; } >/dev/null 2>&1"))
+	if (system("grep -q zram /proc/swaps 2>/dev/null || { "
+		   "echo 256M > /sys/block/zram0/disksize && mkswap /dev/zram0 && swapon /dev/zram0; "
+		   "} >/dev/null 2>&1"))
 		printf("# no swap on zram: page-out only drops clean pages\n");
 	setup_failslab();
 	have_kcov = !access("/sys/kernel/debug/kcov", R_OK | W_OK);
@@ -3055,8 +3060,9 @@ int main(int argc, char **argv)
 	parse_args(argc, argv, &o);
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	printf("TAP version 13\n");
-	printf("# vhost_stress: seed %#" PRIx64 ", %.0f s, %d processes"
-	       " (replay: vhost_stress -S %#" PRIx64 " -s %.0f -p %d)\n",
+	printf("# vhost_stress: seed %#" PRIx64
+	       ", %.0f s, %d processes (replay: vhost_stress -S %#" PRIx64
+	       " -s %.0f -p %d)\n",
 	       o.seed, o.seconds, o.procs, o.seed, o.seconds, o.procs);
 	if (inject)
 		printf("# injected on purpose (-X): %s\n", inject_name[inject]);

@@ -906,7 +906,8 @@ t_status() {
 	[ "$(echo "$out" | head -n 1)" = "state active: built into the kernel" ] ||
 		{ echo "$out"; return 1; }
 	echo "$out" | grep -qx "module vhost_net built-in" || { echo "$out"; return 1; }
-	[ "$(echo "$out" | sed -n 's/^metamap-default //p')" = "$(cat /sys/module/vhost_metamap/parameters/mode)" ] ||
+	[ "$(echo "$out" | sed -n 's/^metamap-default //p')" = \
+	  "$(cat /sys/module/vhost_metamap/parameters/mode)" ] ||
 		{ echo "$out"; return 1; }
 	[ "$(echo "$out" | sed -n 's/^defaults //p')" = "$(vc show defaults)" ] &&
 		[ "$(echo "$out" | sed -n 's/^policy //p')" = "$(vc show policy)" ] ||
@@ -957,7 +958,8 @@ t_batch() {
 	[ "$rc" = 2 ] || return 1
 	[ "$(cat "$tmp/err")" = "Invalid \"metamap\" value \"maybe\", expected \"off\", \"batch\" or \"map\"
 Command failed $tmp/batch:6" ] || return 1
-	[ "$(sysv "$dev/zcopy_min_len")" = 512 ] || { echo "zcopy_min_len $(sysv "$dev/zcopy_min_len")"; return 1; }
+	[ "$(sysv "$dev/zcopy_min_len")" = 512 ] ||
+		{ echo "zcopy_min_len $(sysv "$dev/zcopy_min_len")"; return 1; }
 	grep -q "^$dev: type net " "$tmp/out" && [ "$(grep -c "^$dev:\$" "$tmp/out")" = 1 ] ||
 		return 1
 	# the kernel refuses line 1: status 1; -f goes on with line 2; stdin
@@ -1349,13 +1351,15 @@ t_unprivileged_set_is_eperm() {
 t_unprivileged_show() {
 	[ -n "$SETPRIV" ] || { skip_reason="no setpriv"; return $KSFT_SKIP; }
 	vc_unpriv -j show dev "$dev" > "$tmp/j" || return 1
-	[ "$(jget "$tmp/j" '[.[0] | keys[] | select(startswith("backend") or . == "owner-pid")]')" = "[]" ] ||
+	[ "$(jget "$tmp/j" '[.[0] | keys[] | select(startswith("backend") or . == "owner-pid")]')" \
+	  = "[]" ] ||
 		{ echo "private attributes shown:"; cat "$tmp/j"; return 1; }
 	[ "$(jget "$tmp/j" '.[0]."admin-busypoll-us"')" = "$(sysv "$dev/admin_busypoll_us")" ] ||
 		{ cat "$tmp/j"; return 1; }
 	vc_unpriv show dev "$dev" | head -n1 | grep -qx "$dev: type net" || return 1
 	vc_unpriv -j show > "$tmp/j" || return 1
-	[ "$(jget "$tmp/j" '[.[] | keys[] | select(startswith("backend") or . == "owner-pid")]')" = "[]" ] ||
+	[ "$(jget "$tmp/j" '[.[] | keys[] | select(startswith("backend") or . == "owner-pid")]')" \
+	  = "[]" ] ||
 		{ echo "private attributes in the dump:"; cat "$tmp/j"; return 1; }
 	# Named by its TAP, the device still shows no backend and no owner.
 	if vc_unpriv -j show dev "$tap" > "$tmp/j" 2> "$tmp/err"; then
@@ -1590,7 +1594,8 @@ t_policy_set_refused_in_host_ns() {
 	expect_error 1 "$NS_POLICY_RE" vc -n "$HNS" set policy grant all busypoll-us-max 50 ||
 		return 1
 	vc -n "$HNS" show policy > "$tmp/t" || return 1
-	[ "$(cat "$tmp/t")" = "grant none busypoll-us-max 0 tenant no" ] || { cat "$tmp/t"; return 1; }
+	[ "$(cat "$tmp/t")" = "grant none busypoll-us-max 0 tenant no" ] ||
+		{ cat "$tmp/t"; return 1; }
 }
 
 t_netns_missing() {
@@ -1659,7 +1664,8 @@ t_netns_selects_devices() {
 	[ "$(vc -n "$TNS" -j show dev "$tdev" | jq '.[0]."zcopy-min-len"')" = 512 ] &&
 	[ "$(tsysv zcopy_min_len)" = 512 ] || return 1
 	if [ -e "$SYS/$tdev" ]; then
-		[ "$(sysv "$tdev/zcopy_min_len")" != 512 ] || { echo "$tdev here changed"; return 1; }
+		[ "$(sysv "$tdev/zcopy_min_len")" != 512 ] ||
+			{ echo "$tdev here changed"; return 1; }
 	fi
 	vc -n "$TNS" set dev "$tdev" zcopy-min-len 256
 }
@@ -1680,7 +1686,8 @@ t_defaults_in_a_netns() {
 	expect_error 1 '^Error: integer out of range \(busypoll-us: 0 to 1000000\)\.$' \
 		vc -n "$HNS" set defaults busypoll-us 2000000 || r=1
 	hold_in="ip netns exec $HNS" start_holder dn -n 0 || return 1
-	[ "$(vc -n "$HNS" -j show dev "$hold_dev" | jq -c '.[0] | [."admin-busypoll-us", ."zcopy-min-len"]')" = \
+	[ "$(vc -n "$HNS" -j show dev "$hold_dev" |
+	     jq -c '.[0] | [."admin-busypoll-us", ."zcopy-min-len"]')" = \
 	  "[77,4096]" ] || { vc -n "$HNS" show dev "$hold_dev"; r=1; }
 	kill -TERM "$hold_pid"
 	wait "$hold_pid"
@@ -1740,13 +1747,15 @@ t_tenant_busypoll_bound() {
 	expect_state=tdev_state expect_error 1 \
 		"^Error: admin-busypoll-us above 50, the bound of the host's vhost policy here\\.\$" \
 		tenant set dev "$tdev" busypoll-us 100 zerocopy off || return 1
-	[ "$(vc -n "$TNS" -j show dev "$tdev" | jq -c '.[0] | [."admin-busypoll-us", .zerocopy]')" = "[40,1]" ]
+	[ "$(vc -n "$TNS" -j show dev "$tdev" |
+	     jq -c '.[0] | [."admin-busypoll-us", .zerocopy]')" = "[40,1]" ]
 }
 
 t_tenant_withdrawn_grant_keeps_values() {
 	setup_tenant || return 1
 	vc -n "$TNS" set policy grant none busypoll-us-max 0 || return 1
-	[ "$(vc -n "$TNS" -j show dev "$tdev" | jq -c '.[0] | [."admin-busypoll-us", .zerocopy]')" = "[40,1]" ] ||
+	[ "$(vc -n "$TNS" -j show dev "$tdev" |
+	     jq -c '.[0] | [."admin-busypoll-us", .zerocopy]')" = "[40,1]" ] ||
 		{ tdev_state; return 1; }
 	expect_state=tdev_state expect_error 1 "$(not_granted zerocopy)" \
 		tenant set dev "$tdev" zerocopy off || return 1
@@ -1792,7 +1801,8 @@ t_defaults_unset() {
 		{ vc -n "$HNS" -j show defaults; r=1; }
 	# a device owned there gets what is left, the module's busy polling
 	hold_in="ip netns exec $HNS" start_holder du -n 0 || return 1
-	[ "$(vc -n "$HNS" -j show dev "$hold_dev" | jq -c '.[0] | [."admin-busypoll-us", .zerocopy, ."zcopy-min-len"]')" = \
+	[ "$(vc -n "$HNS" -j show dev "$hold_dev" |
+	     jq -c '.[0] | [."admin-busypoll-us", .zerocopy, ."zcopy-min-len"]')" = \
 	  "[$(cat /sys/module/vhost_admin/parameters/busypoll_us),1,512]" ] ||
 		{ vc -n "$HNS" -j show dev "$hold_dev"; r=1; }
 	kill -TERM "$hold_pid"
@@ -1823,7 +1833,8 @@ t_apply() {
 	expect_state=ns_state expect_error 2 \
 		"^$f:3: Invalid \"grant\" value \"zerocopy,bogus\", .*; nothing applied\\.\$" \
 		vc apply "$f" || r=1
-	printf '%s\n' "-n $HNS set defaults busypoll-us 20" "-n $HNS set dev vhost0 zerocopy on" > "$f"
+	printf '%s\n' "-n $HNS set defaults busypoll-us 20" "-n $HNS set dev vhost0 zerocopy on" \
+		> "$f"
 	expect_state=ns_state expect_error 2 "^$f:2: Not a line of an apply file, " \
 		vc apply "$f" || r=1
 	# no policy in a namespace of the host's: refused before sending
@@ -1832,7 +1843,8 @@ t_apply() {
 		"^$f:2: no vhost policy applies in network namespace \"$HNS\", its administrators are the host's; nothing applied\\.\$" \
 		vc apply "$f" || r=1
 	# a namespace that does not exist
-	printf '%s\n' "-n $HNS set defaults busypoll-us 20" "-n vhctl-nosuch set defaults zerocopy on" > "$f"
+	printf '%s\n' "-n $HNS set defaults busypoll-us 20" \
+		"-n vhctl-nosuch set defaults zerocopy on" > "$f"
 	expect_state=ns_state expect_error 1 \
 		'^Error: cannot open network namespace "vhctl-nosuch": No such file or directory\.$' \
 		vc apply "$f" || r=1
@@ -1842,7 +1854,8 @@ t_apply() {
 		"-n $TNS set policy grant zerocopy,busypoll-us busypoll-us-max 30" \
 		"-n $TNS set defaults zerocopy on" > "$f"
 	vc apply check "$f" || r=1
-	[ "$(ns_state)" = "$(printf 'host: \ntenant:  / grant none busypoll-us-max 0 tenant yes')" ] ||
+	[ "$(ns_state)" = \
+	  "$(printf 'host: \ntenant:  / grant none busypoll-us-max 0 tenant yes')" ] ||
 		{ echo "apply check changed:"; ns_state; r=1; }
 	vc apply "$f" > "$tmp/out" 2>&1 || { cat "$tmp/out"; return 1; }
 	[ ! -s "$tmp/out" ] || { cat "$tmp/out"; r=1; }
@@ -1851,7 +1864,8 @@ t_apply() {
 	# the tenant's own file (on stdin: it cannot read ours): line 2 is
 	# above the bound, line 1 (zerocopy, busypoll-us without a default
 	# before) is undone
-	printf '%s\n' "set defaults zerocopy off busypoll-us 25" "set defaults busypoll-us 40" > "$f"
+	printf '%s\n' "set defaults zerocopy off busypoll-us 25" "set defaults busypoll-us 40" \
+		> "$f"
 	tenant apply - < "$f" > "$tmp/out" 2> "$tmp/err"
 	[ $? = 1 ] || { echo "want status 1"; r=1; }
 	cat "$tmp/err"
