@@ -2679,10 +2679,10 @@ TEST_F_TIMEOUT(metamap, busy_mm_does_not_stall_the_queue, 120)
 	int r;
 
 	/*
-	 * patches/0028, which the DKMS package cannot carry (it builds
+	 * patches/0027, which the DKMS package cannot carry (it builds
 	 * modules, not mm/): there the direct map waits as upstream's
 	 * mmu_interval_read_begin() makes it (vhost-metamap.rst).  Ours is
-	 * built in, with 0028: a kernel of ours without it is a failure.
+	 * built in, with 0027: a kernel of ours without it is a failure.
 	 */
 	if (!kernel_has("mmu_interval_read_try_begin")) {
 		ASSERT_EQ(0, access("/sys/module/vhost_metamap/initstate", F_OK))
