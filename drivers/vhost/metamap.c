@@ -2186,6 +2186,15 @@ __vhost_metamap_user_descs(struct vhost_metamap *map, unsigned int n,
 {
 	struct vhost_virtqueue *vq = map->vq;
 	struct vhost_metamap_batch *b = &map->batch;
+	/*
+	 * The batch through pointers, not its arrays: UBSAN's bounds check
+	 * of an array index calls a handler, which may not run with user
+	 * access enabled (objtool).  k < n <= VHOST_METAMAP_BATCH
+	 * (vhost_metamap_batch_len()).
+	 */
+	__virtio16 *head = b->head;
+	struct vring_desc *desc = b->desc;
+	u16 *didx = b->didx;
 	const __virtio16 next = __cpu_to_virtio16(le, VRING_DESC_F_NEXT);
 	const struct vring_desc __user *table = vq->desc;
 	unsigned int num = vq->num, first = vq->next_avail_head, k, i;
@@ -2201,21 +2210,21 @@ __vhost_metamap_user_descs(struct vhost_metamap *map, unsigned int n,
 	for (k = 0; k < n; k++) {
 		if (in_order) {
 			i = (first + k) & (num - 1);
-			b->head[k] = __cpu_to_virtio16(le, i);
+			head[k] = __cpu_to_virtio16(le, i);
 		} else {
-			i = __virtio16_to_cpu(le, b->head[k]);
+			i = __virtio16_to_cpu(le, head[k]);
 			if (unlikely(i >= num)) {
 				/* vhost_get_vq_desc() says what is wrong */
-				b->didx[k] = VHOST_METAMAP_NO_DESC;
+				didx[k] = VHOST_METAMAP_NO_DESC;
 				continue;
 			}
 		}
 		u = (const u64 __user *)&table[array_index_nospec(i, num)];
-		d = (u64 *)&b->desc[k];
+		d = (u64 *)&desc[k];
 		unsafe_get_user(d[0], &u[0], fault);
 		unsafe_get_user(d[1], &u[1], fault);
-		b->didx[k] = i;
-		if (in_order && (b->desc[k].flags & next))
+		didx[k] = i;
+		if (in_order && (desc[k].flags & next))
 			n = k + 1;	/* the last this batch keeps */
 	}
 	user_read_access_end();
