@@ -1273,12 +1273,17 @@ void frame_fill(uint8_t *f, size_t len, const uint8_t *src, uint32_t seq)
 	memcpy(f + ETH_ALEN, src ? src : drv_mac, ETH_ALEN);
 	f[12] = VNET_ETH_P >> 8;
 	f[13] = VNET_ETH_P & 0xff;
+	frame_set_seq(f, seq);
+	for (i = 18; i < len; i++)
+		f[i] = pattern(seq, i);
+}
+
+void frame_set_seq(uint8_t *f, uint32_t seq)
+{
 	f[14] = seq >> 24;
 	f[15] = seq >> 16;
 	f[16] = seq >> 8;
 	f[17] = seq;
-	for (i = 18; i < len; i++)
-		f[i] = pattern(seq, i);
 }
 
 uint32_t frame_seq(const uint8_t *f)

@@ -356,6 +356,8 @@ int kmsg_splats(int fd, char *what, size_t len, bool log_all);
 void frame_fill(uint8_t *frame, size_t len, const uint8_t *src_mac,
 		uint32_t seq);
 uint32_t frame_seq(const uint8_t *frame);
+/* The sequence number frame_fill() writes, written again (bytes 14-17). */
+void frame_set_seq(uint8_t *frame, uint32_t seq);
 /* An IPv4/TCP frame of len bytes and its GSO header for a TSO send. */
 void frame_fill_tcp(uint8_t *frame, size_t len, uint32_t seq);
 void hdr_fill_tso(struct virtio_net_hdr_v1 *hdr, size_t len, uint16_t mss);

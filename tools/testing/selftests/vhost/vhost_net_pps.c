@@ -589,7 +589,7 @@ static void rx_credit(void)
 
 /*
  * Sends frames into the TAP while inject_on, RX_WINDOW at most in flight,
- * each with the next sequence number (frame_fill()'s bytes 14-17).
+ * each with the next sequence number (frame_set_seq()).
  */
 static void *injector(void *arg)
 {
@@ -631,12 +631,8 @@ static void *injector(void *arg)
 			continue;
 		}
 		stuck = 0;
-		for (i = 0; i < RX_BATCH; i++) {
-			f[i][14] = (seq + i) >> 24;
-			f[i][15] = (seq + i) >> 16;
-			f[i][16] = (seq + i) >> 8;
-			f[i][17] = seq + i;
-		}
+		for (i = 0; i < RX_BATCH; i++)
+			frame_set_seq(f[i], seq + i);
 		i = sendmmsg(fd, m, RX_BATCH, 0);
 		seq += i > 0 ? i : 0;
 		if (i < 0 && errno != ENOBUFS && errno != EAGAIN)
