@@ -721,11 +721,11 @@ int vhost_admin_prepare_tunables(struct vhost_dev *dev,
 	}
 	if (tun->metamap != cur->metamap &&
 	    tun->metamap != VHOST_METAMAP_MODE_OFF) {
-		ret = vhost_metamap_prepare(dev);
+		ret = vhost_metamap_prepare(dev, tun->metamap);
 		if (ret) {
 			if (ret == -ENOMEM)
 				NL_SET_ERR_MSG(extack,
-					       "no memory for the queues' read-ahead");
+					       "no memory for the queues' read-ahead or maps");
 			return ret;
 		}
 	}

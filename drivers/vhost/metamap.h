@@ -34,7 +34,7 @@ enum vhost_metamap_part {
 /*
  * One ring part: a user address range watched by an interval notifier.
  * Set up by vhost_metamap_arm() under vq->mutex while the map is invalid;
- * kaddr[] is written under map->lock.
+ * kaddr[] is written under map->ring->lock.
  */
 struct vhost_metamap_range {
 	struct mmu_interval_notifier notifier;
@@ -51,14 +51,14 @@ struct vhost_metamap_range {
 /*
  * Counters.  The u64_stats_t ones have one writer, the vq->mutex holder,
  * under @syncp; invalidations is written by the notifier callback under
- * map->lock.  Readers never lock.
+ * map->ring->lock.  Readers never lock.
  */
 struct vhost_metamap_stats {
 	u64_stats_t fast;	/* accesses through the map */
 	u64_stats_t fallback;	/* accesses the map could not serve, mode map */
 	u64_stats_t remaps;	/* successful map builds */
 	u64_stats_t remap_failures; /* builds or registrations that failed */
-	u64_stats_t sections;	/* map->lock sections */
+	u64_stats_t sections;	/* map->ring->lock sections */
 	u64_stats_t batched;	/* descriptors served from the read-ahead */
 	u64_stats_t refused;	/* memory or a CPU the maps may not serve, seen */
 	u64_stats_t uaccess_fills; /* read-aheads through uaccess */
@@ -176,7 +176,7 @@ struct vhost_metamap_region {
 /*
  * An entry is valid while @upfn is the owner's page it was found for: a
  * region's callback sets @upfn to ~0 in each entry of a page it
- * invalidates, under map->lock, and nothing else of the table.
+ * invalidates, under map->ring->lock, and nothing else of the table.
  */
 struct vhost_metamap_page {
 	unsigned long upfn;		/* owner's address >> PAGE_SHIFT, or ~0 */
@@ -216,9 +216,9 @@ typedef void (*vhost_metamap_copy_t)(void *arg, size_t off, void *dst,
 
 /*
  * The payload map of a queue.  Everything here belongs to the vq->mutex
- * holder, but for what the invalidate callbacks touch under map->lock:
+ * holder, but for what the invalidate callbacks touch under map->ring->lock:
  * the regions' notifier sequences and the @upfn of the entries of the
- * pages they invalidate; so @page and @mask change under map->lock too
+ * pages they invalidate; so @page and @mask change under map->ring->lock too
  * (vhost_metamap_payload_grow()).
  */
 struct vhost_metamap_payload {
@@ -232,24 +232,25 @@ struct vhost_metamap_payload {
 };
 
 /**
- * struct vhost_metamap - per-virtqueue read-ahead and metadata direct map
+ * struct vhost_metamap_ring - the state of a queue's maps (mode map's)
  * @lock: protects @valid, the pages behind every range's kaddr[] and the
  *	payload map's entries against the invalidate callbacks.  It is taken
- *	only inside metamap.c, around loads and stores of mapped guest memory
- *	(a section): never across anything that can fault, sleep, allocate,
- *	print or take another lock.  The ring's callback takes it, clears
- *	@valid, points kaddr[] at the safe page, drops it; a region's
- *	callback takes it, moves the region's notifier sequence and forgets
- *	the payload map's entries of the pages it covers.  Once a callback
- *	has returned no reader touches the old pages.
+ *	only inside ringmap.c and payload.c, around loads and stores of
+ *	mapped guest memory (a section): never across anything that can
+ *	fault, sleep, allocate, print or take another lock.  The ring's
+ *	callback takes it, clears @valid, points kaddr[] at the safe page,
+ *	drops it; a region's callback takes it, moves the region's notifier
+ *	sequence and forgets the payload map's entries of the pages it
+ *	covers.  Once a callback has returned no reader touches the old
+ *	pages.
  * @valid: the kaddr[] of every range map the ring; written under @lock,
  *	peeked at with READ_ONCE() to skip the lock when there is no map.
  *	While false, every kaddr[] entry points at the safe page.
- * @quarantined: a read through the map hit poison at @poison_uaddr: every
- *	access to the queue's ring fails (vhost_metamap_poisoned()) until
- *	the page there is no longer the poisoned one (memory failure
- *	handling unmapped it).  Set under @lock by the reader, cleared by
- *	the vq->mutex holder.
+ * @armed: the notifiers are registered for the ring described by @num,
+ *	@features and the ranges; vq->mutex.  Only ioctl context arms.
+ * @num: ring size the ranges were registered for; vq->mutex.
+ * @features: acked features the ranges were sized for; vq->mutex.
+ * @retry_at: jiffies before which a failed build is not retried; vq->mutex.
  * @poison_pfn: the page to hand to memory_failure() after the section
  *	that found it, then the page the quarantine waits to see go; vq->mutex.
  * @poison_uaddr: the owner's address of that page; vq->mutex.
@@ -262,24 +263,49 @@ struct vhost_metamap_payload {
  * @payload_poison_pfn: that poisoned page, which no fill of the payload
  *	map takes while quarantined; vq->mutex.
  * @payload_poison_check_at: as @poison_check_at, for that quarantine.
- * @mode: how the queue accesses its ring, an enum vhost_metamap_mode:
- *	off (uaccess only), map (the map; the uaccess read-ahead while it
- *	cannot serve), batch (the uaccess read-ahead); vq->mutex.
- * @armed: the notifiers are registered for the ring described by @num,
- *	@features and the ranges; vq->mutex.  Only ioctl context arms.
- * @retry_at: jiffies before which a failed build is not retried; vq->mutex.
- * @num: ring size the ranges were registered for; vq->mutex.
- * @features: acked features the ranges were sized for; vq->mutex.
- * @vq: the queue this is the map of.
  * @range: the three ring parts; the ranges themselves change under vq->mutex
  *	only, with @valid false.
+ *
+ * Allocated for a queue the first time it is to enter mode map
+ * (vhost_metamap_prepare()), kept until the device is freed: a queue that
+ * never enters mode map carries none of it.
+ */
+struct vhost_metamap_ring {
+	spinlock_t lock;	/* vs. the invalidate callbacks, see above */
+	bool valid;
+	bool armed;
+	unsigned int num;
+	u64 features;
+	unsigned long retry_at;
+	unsigned long poison_pfn;
+	unsigned long poison_uaddr;
+	unsigned long poison_check_at;
+	unsigned long payload_poison_upfn;
+	unsigned long payload_poison_pfn;
+	unsigned long payload_poison_check_at;
+	struct vhost_metamap_range range[VHOST_METAMAP_NPARTS];
+};
+
+/**
+ * struct vhost_metamap - per-virtqueue read-ahead and metadata direct maps
+ * @mode: how the queue accesses its ring, an enum vhost_metamap_mode:
+ *	off (uaccess only), map (the maps; the uaccess read-ahead while the
+ *	ring map cannot serve), batch (the uaccess read-ahead); vq->mutex.
+ * @quarantined: a read through the ring map hit poison at
+ *	@ring->poison_uaddr: every access to the queue's ring fails
+ *	(vhost_metamap_poisoned()) until the page there is no longer the
+ *	poisoned one (memory failure handling unmapped it).  Set under
+ *	@ring->lock by the reader, cleared by the vq->mutex holder.
+ * @vq: the queue this is the state of.
+ * @ring: the maps' state, or NULL before the queue's first mode map;
+ *	published under vq->mutex, freed with the device.
+ * @payload: the payload map, or NULL; allocated, armed and freed under
+ *	vq->mutex (in mode map only), its entries written under @ring->lock.
  * @stats: see struct vhost_metamap_stats.
  * @batch: avail entries and descriptors read ahead; vq->mutex.
  * @xlate: translate_desc()'s regions, see struct vhost_metamap_xlate;
  *	vq->mutex.
  * @xlate_next: the entry the next region found replaces; vq->mutex.
- * @payload: the payload map, or NULL; allocated, armed and freed under
- *	vq->mutex, its entries written under @lock.
  *
  * Allocated for a queue when its mode first becomes something other than
  * off (vhost_metamap_prepare()), by the devices that use it, and freed
@@ -287,33 +313,21 @@ struct vhost_metamap_payload {
  * mode off costs a NULL pointer.
  */
 struct vhost_metamap {
-	spinlock_t lock;	/* vs. the invalidate callback, see above */
-	bool valid;
-	bool quarantined;
 	u8 mode;
-	bool armed;
-	unsigned long poison_pfn;
-	unsigned long poison_uaddr;
-	unsigned long poison_check_at;
-	unsigned long payload_poison_upfn;
-	unsigned long payload_poison_pfn;
-	unsigned long payload_poison_check_at;
-	unsigned long retry_at;
-	unsigned int num;
-	u64 features;
+	bool quarantined;
 	struct vhost_virtqueue *vq;
-	struct vhost_metamap_range range[VHOST_METAMAP_NPARTS];
+	struct vhost_metamap_ring *ring;
+	struct vhost_metamap_payload *payload;
 	struct vhost_metamap_stats stats;
 	struct vhost_metamap_batch batch;
 	struct vhost_metamap_xlate xlate[VHOST_METAMAP_XLATE];
 	unsigned int xlate_next;
-	struct vhost_metamap_payload *payload;
 };
 
 #ifdef CONFIG_VHOST_METAMAP
 
 int vhost_metamap_dev_init(struct vhost_dev *dev);
-int vhost_metamap_prepare(struct vhost_dev *dev);
+int vhost_metamap_prepare(struct vhost_dev *dev, u8 mode);
 void vhost_metamap_dev_free(struct vhost_dev *dev);
 void vhost_metamap_release(struct vhost_virtqueue *vq);
 void vhost_metamap_config_changed(struct vhost_virtqueue *vq);
@@ -363,7 +377,7 @@ static inline int vhost_metamap_dev_init(struct vhost_dev *dev)
 	return 0;
 }
 
-static inline int vhost_metamap_prepare(struct vhost_dev *dev)
+static inline int vhost_metamap_prepare(struct vhost_dev *dev, u8 mode)
 {
 	return 0;
 }

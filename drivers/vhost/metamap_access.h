@@ -79,7 +79,7 @@ static inline bool vhost_metamap_put16(struct vhost_virtqueue *vq,
  * was read and below vq->avail_idx (a driver may lower its index).  Every
  * other change of the ring (addresses, size, endianness, features, base,
  * mode, reset, an IOTLB) empties the batch where it is made, and a miss
- * goes to metamap.c, which checks them all again.  -1 on a miss.
+ * goes to readahead.c, which checks them all again.  -1 on a miss.
  */
 static __always_inline int vhost_metamap_batch_k(const struct vhost_metamap *map,
 						 const struct vhost_virtqueue *vq,
