@@ -22,6 +22,7 @@
 #include <linux/mm.h>
 #include <linux/nospec.h>
 #include <linux/slab.h>
+#include <linux/spinlock.h>
 #include <linux/sort.h>
 #include <linux/timekeeping.h>
 #include <linux/uaccess.h>
@@ -83,7 +84,7 @@ static bool vhost_metamap_payload_invalidate(struct mmu_interval_notifier *mni,
 	 * is armed and once it is released.
 	 */
 	t0 = ktime_get_mono_fast_ns();
-	spin_lock(&map->ring->lock);
+	guard(spinlock)(&map->ring->lock);
 	mmu_interval_set_seq(mni, cur_seq);
 	pl = map->payload;
 	if (pl && start < end)
@@ -92,7 +93,6 @@ static bool vhost_metamap_payload_invalidate(struct mmu_interval_notifier *mni,
 	WRITE_ONCE(map->stats.payload_invalidations,
 		   map->stats.payload_invalidations + 1);
 	vhost_metamap_callback_took(t0);
-	spin_unlock(&map->ring->lock);
 	return true;
 }
 
@@ -112,9 +112,8 @@ void vhost_metamap_payload_release(struct vhost_metamap *map)
 
 	if (!pl)
 		return;
-	spin_lock(&map->ring->lock);
-	WRITE_ONCE(map->payload, NULL);
-	spin_unlock(&map->ring->lock);
+	scoped_guard(spinlock, &map->ring->lock)
+		WRITE_ONCE(map->payload, NULL);
 	for (i = 0; i < pl->nregions; i++)
 		mmu_interval_notifier_remove(&pl->regions[i].notifier);
 	kvfree(pl->regions);
@@ -161,13 +160,13 @@ static noinline void vhost_metamap_payload_grow(struct vhost_metamap *map)
 		pl->max = pl->mask + 1;
 		return;
 	}
-	spin_lock(&map->ring->lock);
-	for (i = 0; i <= pl->mask; i++)
-		if (old[i].upfn != ~0UL)
-			page[old[i].upfn & (n - 1)] = old[i];
-	pl->page = page;
-	pl->mask = n - 1;
-	spin_unlock(&map->ring->lock);
+	scoped_guard(spinlock, &map->ring->lock) {
+		for (i = 0; i <= pl->mask; i++)
+			if (old[i].upfn != ~0UL)
+				page[old[i].upfn & (n - 1)] = old[i];
+		pl->page = page;
+		pl->mask = n - 1;
+	}
 	pl->credit = VHOST_METAMAP_FILL_COST * n;
 	WRITE_ONCE(map->stats.payload_slots, n);
 	kvfree(old);
@@ -287,9 +286,8 @@ void vhost_metamap_payload_arm(struct vhost_virtqueue *vq)
 	}
 	pl->nregions = n;
 	mmput(mm);
-	spin_lock(&map->ring->lock);
-	WRITE_ONCE(map->payload, pl);
-	spin_unlock(&map->ring->lock);
+	scoped_guard(spinlock, &map->ring->lock)
+		WRITE_ONCE(map->payload, pl);
 	WRITE_ONCE(map->stats.payload_slots, VHOST_METAMAP_PAGES);
 	return;
 fail:
@@ -487,11 +485,11 @@ static noinline void vhost_metamap_payload_quarantine(struct vhost_metamap *map,
 	void *kaddr = page_address(pfn_to_page(pfn));
 	unsigned int i;
 
-	spin_lock(&map->ring->lock);
-	for (i = 0; i <= pl->mask; i++)
-		if (pl->page[i].kaddr == kaddr)
-			pl->page[i].upfn = ~0UL;
-	spin_unlock(&map->ring->lock);
+	scoped_guard(spinlock, &map->ring->lock) {
+		for (i = 0; i <= pl->mask; i++)
+			if (pl->page[i].kaddr == kaddr)
+				pl->page[i].upfn = ~0UL;
+	}
 	map->ring->payload_poison_pfn = pfn;
 	map->ring->payload_poison_upfn = upfn;
 	map->ring->payload_poison_check_at = jiffies;

@@ -34,6 +34,7 @@
 #include <linux/mm.h>
 #include <linux/nospec.h>
 #include <linux/slab.h>
+#include <linux/spinlock.h>
 #include <linux/timekeeping.h>
 #include <linux/uaccess.h>
 #include <linux/userfaultfd_k.h>
@@ -80,12 +81,11 @@ static bool vhost_metamap_invalidate(struct mmu_interval_notifier *mni,
 	 * other and this never answers false.
 	 */
 	t0 = ktime_get_mono_fast_ns();
-	spin_lock(&map->ring->lock);
+	guard(spinlock)(&map->ring->lock);
 	mmu_interval_set_seq(mni, cur_seq);
 	__vhost_metamap_invalidate(map);
 	WRITE_ONCE(map->stats.invalidations, map->stats.invalidations + 1);
 	vhost_metamap_callback_took(t0);
-	spin_unlock(&map->ring->lock);
 	return true;
 }
 
@@ -104,9 +104,8 @@ void vhost_metamap_ring_release(struct vhost_metamap *map)
 
 	if (!map->ring)
 		return;
-	spin_lock(&map->ring->lock);
-	__vhost_metamap_invalidate(map);
-	spin_unlock(&map->ring->lock);
+	scoped_guard(spinlock, &map->ring->lock)
+		__vhost_metamap_invalidate(map);
 	map->ring->armed = false;
 	for (p = 0; p < VHOST_METAMAP_NPARTS; p++) {
 		struct vhost_metamap_range *r = &map->ring->range[p];
