@@ -10,11 +10,11 @@
  *   test_vhostctl                 run the tests
  *   test_vhostctl --sample-json [-p] [-s...]
  *                                 print the fixture devices as "show -j"
- *                                 would (for tests/run-tests to check
+ *                                 would (for tests/run-tests.sh to check
  *                                 against python3 -m json.tool)
  *   test_vhostctl --sample-stats { -j | -o openmetrics | -o prometheus } [-s -s]
  *                                 print the fixture statistics as "stats"
- *                                 would (for tests/openmetrics-check, a
+ *                                 would (for tests/openmetrics-check.py, a
  *                                 real OpenMetrics parser)
  *   test_vhostctl --sample-stats --devices
  *                                 their devices, as "show -j" would

@@ -123,44 +123,119 @@ static const char *const thr_name[NTHR] = { "check", "chaos", "mm", "sig" };
  * rings-* kinds are the ring memory of the devices a worker opens: ran when
  * asked for, succeeded when the rings got memory of that kind.
  */
-#define OPS(X)								\
-	X(CHECK, "check")		X(UFFD_REFAULT, "uffd-refault") \
-	X(SET_OWNER, "set-owner")					\
-	X(RESET_OWNER, "reset-owner")	X(MEM_TABLE, "set-mem-table")	\
-	X(FEATURES, "set-features")	X(VRING_NUM, "set-vring-num")	\
-	X(VRING_ADDR, "set-vring-addr")	X(VRING_BASE, "set-vring-base") \
-	X(GET_BASE, "get-vring-base")	X(VRING_KICK, "set-vring-kick") \
-	X(VRING_CALL, "set-vring-call")	X(VRING_ERR, "set-vring-err")	\
-	X(ENDIAN, "set-vring-endian")	X(LOG_BASE, "set-log-base")	\
-	X(IOTLB_UPD, "iotlb-update")	X(IOTLB_INV, "iotlb-invalidate") \
-	X(BACKEND, "net-set-backend")	X(BUSYLOOP, "busyloop-timeout") \
-	X(NEW_WORKER, "new-worker")	X(ATTACH_WORKER, "attach-worker") \
-	X(FREE_WORKER, "free-worker")	X(LENIENT, "lossy-traffic")	\
-	X(REBUILD, "rebuild-new")	X(RESET_REUSE, "rebuild-reset") \
-	X(FAILSLAB, "failslab")						\
-	X(PAGEOUT, "madv-pageout")	X(COLD, "madv-cold")		\
-	X(COLLAPSE, "madv-collapse")	X(MOVE_PAGES, "move-pages")	\
-	X(KSM, "ksm")			X(FORK, "fork")			\
-	X(SOFT_DIRTY, "soft-dirty")	X(MUNMAP, "munmap")		\
-	X(MREMAP, "mremap")		X(MPROTECT, "mprotect")		\
-	X(DONTNEED, "madv-dontneed")	X(HWPOISON, "madv-hwpoison")	\
-	X(SIGNAL, "signal")						\
-	X(ADM_DUMP, "adm-dump")		X(ADM_STATS, "adm-stats")	\
-	X(ADM_GET, "adm-get")		X(ADM_SET, "adm-set")		\
-	X(ADM_MONITOR, "adm-monitor")	X(SYSFS, "sysfs")		\
-	X(KILL, "kill")			X(OOM, "oom")			\
-	X(RINGS_ANON, "rings-anon")	X(RINGS_MEMFD, "rings-memfd")	\
-	X(RINGS_HUGETLB, "rings-hugetlb") X(RINGS_UFFD, "rings-uffd")
+enum op {
+	OP_CHECK,
+	OP_UFFD_REFAULT,
+	OP_SET_OWNER,
+	OP_RESET_OWNER,
+	OP_MEM_TABLE,
+	OP_FEATURES,
+	OP_VRING_NUM,
+	OP_VRING_ADDR,
+	OP_VRING_BASE,
+	OP_GET_BASE,
+	OP_VRING_KICK,
+	OP_VRING_CALL,
+	OP_VRING_ERR,
+	OP_ENDIAN,
+	OP_LOG_BASE,
+	OP_IOTLB_UPD,
+	OP_IOTLB_INV,
+	OP_BACKEND,
+	OP_BUSYLOOP,
+	OP_NEW_WORKER,
+	OP_ATTACH_WORKER,
+	OP_FREE_WORKER,
+	OP_LENIENT,
+	OP_REBUILD,
+	OP_RESET_REUSE,
+	OP_FAILSLAB,
+	OP_PAGEOUT,
+	OP_COLD,
+	OP_COLLAPSE,
+	OP_MOVE_PAGES,
+	OP_KSM,
+	OP_FORK,
+	OP_SOFT_DIRTY,
+	OP_MUNMAP,
+	OP_MREMAP,
+	OP_MPROTECT,
+	OP_DONTNEED,
+	OP_HWPOISON,
+	OP_SIGNAL,
+	OP_ADM_DUMP,
+	OP_ADM_STATS,
+	OP_ADM_GET,
+	OP_ADM_SET,
+	OP_ADM_MONITOR,
+	OP_SYSFS,
+	OP_KILL,
+	OP_OOM,
+	OP_RINGS_ANON,
+	OP_RINGS_MEMFD,
+	OP_RINGS_HUGETLB,
+	OP_RINGS_UFFD,
+	OP_MAX
+};
+
+static const char *const op_name[OP_MAX] = {
+	[OP_CHECK] = "check",
+	[OP_UFFD_REFAULT] = "uffd-refault",
+	[OP_SET_OWNER] = "set-owner",
+	[OP_RESET_OWNER] = "reset-owner",
+	[OP_MEM_TABLE] = "set-mem-table",
+	[OP_FEATURES] = "set-features",
+	[OP_VRING_NUM] = "set-vring-num",
+	[OP_VRING_ADDR] = "set-vring-addr",
+	[OP_VRING_BASE] = "set-vring-base",
+	[OP_GET_BASE] = "get-vring-base",
+	[OP_VRING_KICK] = "set-vring-kick",
+	[OP_VRING_CALL] = "set-vring-call",
+	[OP_VRING_ERR] = "set-vring-err",
+	[OP_ENDIAN] = "set-vring-endian",
+	[OP_LOG_BASE] = "set-log-base",
+	[OP_IOTLB_UPD] = "iotlb-update",
+	[OP_IOTLB_INV] = "iotlb-invalidate",
+	[OP_BACKEND] = "net-set-backend",
+	[OP_BUSYLOOP] = "busyloop-timeout",
+	[OP_NEW_WORKER] = "new-worker",
+	[OP_ATTACH_WORKER] = "attach-worker",
+	[OP_FREE_WORKER] = "free-worker",
+	[OP_LENIENT] = "lossy-traffic",
+	[OP_REBUILD] = "rebuild-new",
+	[OP_RESET_REUSE] = "rebuild-reset",
+	[OP_FAILSLAB] = "failslab",
+	[OP_PAGEOUT] = "madv-pageout",
+	[OP_COLD] = "madv-cold",
+	[OP_COLLAPSE] = "madv-collapse",
+	[OP_MOVE_PAGES] = "move-pages",
+	[OP_KSM] = "ksm",
+	[OP_FORK] = "fork",
+	[OP_SOFT_DIRTY] = "soft-dirty",
+	[OP_MUNMAP] = "munmap",
+	[OP_MREMAP] = "mremap",
+	[OP_MPROTECT] = "mprotect",
+	[OP_DONTNEED] = "madv-dontneed",
+	[OP_HWPOISON] = "madv-hwpoison",
+	[OP_SIGNAL] = "signal",
+	[OP_ADM_DUMP] = "adm-dump",
+	[OP_ADM_STATS] = "adm-stats",
+	[OP_ADM_GET] = "adm-get",
+	[OP_ADM_SET] = "adm-set",
+	[OP_ADM_MONITOR] = "adm-monitor",
+	[OP_SYSFS] = "sysfs",
+	[OP_KILL] = "kill",
+	[OP_OOM] = "oom",
+	[OP_RINGS_ANON] = "rings-anon",
+	[OP_RINGS_MEMFD] = "rings-memfd",
+	[OP_RINGS_HUGETLB] = "rings-hugetlb",
+	[OP_RINGS_UFFD] = "rings-uffd",
+};
 
 /* The results, in the order they are printed: see result_name[]. */
 enum {
 	R_TRAFFIC, R_COUNTERS, R_PROCS, R_ADMIN, R_SPLAT, R_ENDS, R_KINDS, R_NUM
 };
-
-#define X_ENUM(e, s) OP_##e,
-#define X_NAME(e, s) s,
-enum op { OPS(X_ENUM) OP_MAX };
-static const char *const op_name[OP_MAX] = { OPS(X_NAME) };
 
 struct op_rec {
 	uint16_t op;
@@ -3057,6 +3132,12 @@ int main(int argc, char **argv)
 	char what[256] = "";
 	int i, kmsg, splats;
 
+	for (i = 0; i < OP_MAX; i++) {
+		if (!op_name[i]) {	/* an operation added without its name */
+			fprintf(stderr, "vhost_stress: operation %d has no name\n", i);
+			return 1;
+		}
+	}
 	parse_args(argc, argv, &o);
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	printf("TAP version 13\n");

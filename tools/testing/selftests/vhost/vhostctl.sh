@@ -8,7 +8,7 @@
 # (status, message, nothing changed), callers without CAP_NET_ADMIN,
 # monitor seeing devices come, change and go (-t: stamped), rates over
 # intervals of traffic the holder sends (stats -i), the OpenMetrics output
-# through a real parser (tests/openmetrics-check, prometheus_client's),
+# through a real parser (tests/openmetrics-check.py, prometheus_client's),
 # batches (-b) that stop at a failed line, and namespaces: -n NETNS
 # selecting another namespace's devices, the host's vhost policy (refused in
 # a namespace of the host's own; in a tenant's, a namespace owned by a user
@@ -20,7 +20,7 @@
 # in the current directory (the selftests' build directory) or next to this
 # script; $YNL_CLI (tools/net/ynl/cli.py of a 6.12 tree), else the one of
 # build/linux, with $YNL_SPEC and $YNL_SCHEMA; $OM_CHECK, else
-# tools/vhostctl/tests/openmetrics-check of the source tree.
+# tools/vhostctl/tests/openmetrics-check.py of the source tree.
 #
 #   vhostctl.sh [-t TEST]...     run only these tests (the others: SKIP)
 set -u
@@ -63,7 +63,7 @@ YNL_CLI=${YNL_CLI:-$top/build/linux/tools/net/ynl/cli.py}
 YNL_SPEC=${YNL_SPEC:-$top/Documentation/netlink/specs/vhost.yaml}
 YNL_SCHEMA=${YNL_SCHEMA:-$(dirname "$YNL_CLI")/../../../Documentation/netlink/genetlink.yaml}
 PY=$(command -v python3)
-OM_CHECK=${OM_CHECK:-$top/tools/vhostctl/tests/openmetrics-check}
+OM_CHECK=${OM_CHECK:-$top/tools/vhostctl/tests/openmetrics-check.py}
 PROMTOOL=${PROMTOOL:-$top/build/tools/promtool}
 SETPRIV=$(command -v setpriv)
 SYS=/sys/class/vhost
@@ -831,7 +831,7 @@ t_udev_rule_applies() {
 # hot-plugged NIC, does the same for that one device of a domain's QEMU,
 # and nothing for a device whose owner is no domain's.
 t_libvirt_hook() {
-	local hook=$top/tools/vhostctl/examples/libvirt-qemu-hook
+	local hook=$top/tools/vhostctl/examples/libvirt-qemu-hook.py
 	local hktap=vhhk$$ other utf8 d r=0
 	local env=(VHOSTCTL="$VHOSTCTL" VHOSTCTL_DOMAINS="$tmp/domains"
 		   VHOSTCTL_LIBVIRT_RUN="$tmp/libvirt-run")

@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0
 """Check "vhostctl stats -o openmetrics" with a real OpenMetrics parser.
 
-   openmetrics-check [--stats-json FILE] [--devices-json FILE] [FILE]
+   openmetrics-check.py [--stats-json FILE] [--devices-json FILE] [FILE]
 
 Parses FILE (default: stdin) with prometheus_client's OpenMetrics parser,
 which fails on a syntax error, a missing "# EOF" or a family whose samples

@@ -11,7 +11,7 @@
 #           nothing sent to the kernel on a parse error, -n with a
 #           namespace that does not exist, -b batches that fail on a line,
 #           JSON against python3 -m json.tool, OpenMetrics through a real
-#           parser (tests/openmetrics-check), built on the generated library
+#           parser (tests/openmetrics-check.py), built on the generated library
 #           only, the man page, the bash completion
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -274,7 +274,7 @@ fi
 
 # 49-51: OpenMetrics through prometheus_client's parser, with the same values as
 # the JSON (a failure without it: scripts/install-deps installs it)
-omc=$here/openmetrics-check
+omc=$here/openmetrics-check.py
 for s in "" "-s -s"; do
 	name="openmetrics_parses${s:+_queue_scope}"
 	# shellcheck disable=SC2086
