@@ -618,6 +618,24 @@ static unsigned int vhost_metamap_in_order_run(struct vhost_metamap *map,
 }
 
 /*
+ * Inside a section: @run descriptors of the table @dr, from byte @off of its
+ * pages on (the offset in its first page included), into the batch from
+ * entry @k, in one read; false if it hit poison.
+ */
+static __always_inline bool
+vhost_metamap_read_descs(struct vhost_metamap *map,
+			 const struct vhost_metamap_range *dr, unsigned int k,
+			 unsigned long off, unsigned int run, bool *mc)
+{
+	const struct vring_desc *d = dr->kaddr[off >> PAGE_SHIFT] +
+				     offset_in_page(off);
+
+	return vhost_metamap_read(map, &map->batch.desc[k], d,
+				  (dr->uaddr & PAGE_MASK) + off,
+				  run * sizeof(*d), mc);
+}
+
+/*
  * Inside a section, in order: the descriptors from vq->next_avail_head on,
  * one copy per run up to a page boundary or the wrap, without reading the
  * avail ring.  n chains have at least n descriptors, so none is read
@@ -637,10 +655,7 @@ static unsigned int vhost_metamap_fill_in_order(struct vhost_metamap *map,
 		off = doff + i * sizeof(*d);
 		run = min3(n - k, num - i, (unsigned int)
 			   (PAGE_SIZE - offset_in_page(off)) / sizeof(*d));
-		d = dr->kaddr[off >> PAGE_SHIFT] + offset_in_page(off);
-		if (!vhost_metamap_read(map, &b->desc[k], d,
-					(dr->uaddr & PAGE_MASK) + off,
-					run * sizeof(*d), mc))
+		if (!vhost_metamap_read_descs(map, dr, k, off, run, mc))
 			break;
 		reads += run;
 		kept = vhost_metamap_in_order_run(map, k, run, i);
@@ -736,10 +751,7 @@ __vhost_metamap_fill(struct vhost_metamap *map, u16 idx, bool *mc,
 		run = array_index_nospec(run - 1, room) + 1;
 		if (down)
 			off -= (run - 1) * sizeof(*d);
-		d = dr->kaddr[off >> PAGE_SHIFT] + offset_in_page(off);
-		if (!vhost_metamap_read(map, &b->desc[k], d,
-					(dr->uaddr & PAGE_MASK) + off,
-					run * sizeof(*d), mc))
+		if (!vhost_metamap_read_descs(map, dr, k, off, run, mc))
 			break;
 		reads += run;
 		if (down) {
